@@ -1,0 +1,25 @@
+"""The ``personalq`` command. Each sub-command group lives in its own module; this one wires them together."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from personalq.cli import repo, serve, zoo
+
+app = typer.Typer(help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.", no_args_is_help=True, add_completion=False)
+app.add_typer(repo.app, name="repo")
+app.add_typer(zoo.app, name="zoo")
+app.command("serve")(serve.serve)
+
+
+def configure_logging(verbose: bool = False) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("alembic", "httpx", "chromadb", "sentence_transformers", "bm25s", "urllib3", "diffusers", "transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main() -> None:
+    configure_logging()
+    app()

@@ -1,0 +1,24 @@
+"""Options every command shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from personalq.config import Settings, load_settings
+
+HomeOption = Annotated[
+    Optional[Path],
+    typer.Option("--home", help="PersonalQ home (database, index, caches); default $PERSONALQ_HOME or ./db", show_default=False),
+]
+
+
+def settings_for(home: Path | None) -> Settings:
+    return load_settings(home=home)
+
+
+def fail(message: str, code: int = 1) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code)

@@ -1,0 +1,97 @@
+"""``personalq repo``: import, list, show, remove and reindex checkpoints."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from tqdm import tqdm
+
+from personalq.cli.common import HomeOption, fail, settings_for
+from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository
+
+app = typer.Typer(help="Manage the checkpoint repository.", no_args_is_help=True)
+
+
+def _date(value: str | None, end: bool = False) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        fail(f"not a date: {value!r} (use YYYY-MM-DD)")
+    return parsed.replace(hour=23, minute=59, second=59) if end and len(value) <= 10 else parsed
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="card files, model files or folders")],
+    replace: Annotated[bool, typer.Option("--replace", help="overwrite checkpoints whose id or weights exist with other content")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed."""
+    repository = Repository(settings_for(home))
+    with tqdm(desc="reading", unit=" entries", leave=False) as bar:
+        report = repository.import_paths(paths, replace=replace, on_entry=lambda _entry: bar.update(1))
+    for outcome in report.outcomes:
+        colour = {"error": typer.colors.RED, "skipped": typer.colors.YELLOW}.get(outcome.status)
+        ident = f" {outcome.checkpoint_id}" if outcome.checkpoint_id else ""
+        typer.secho(f"{outcome.status:9}{ident}  {outcome.path}  {outcome.message}", fg=colour)
+    rate = len([o for o in report.outcomes if o.status in ("imported", "updated")]) / max(report.seconds, 1e-9)
+    typer.echo(f"{report.summary()} in {report.seconds:.2f}s ({rate:.0f} checkpoints/s)")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_(
+    family: Annotated[Optional[str], typer.Option(help="only this family")] = None,
+    style: Annotated[Optional[str], typer.Option(help="only checkpoints with this style")] = None,
+    kind: Annotated[Optional[str], typer.Option(help="lora | dreambooth | textual_inversion | checkpoint")] = None,
+    since: Annotated[Optional[str], typer.Option(help="created on or after YYYY-MM-DD")] = None,
+    until: Annotated[Optional[str], typer.Option(help="created on or before YYYY-MM-DD")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
+    home: HomeOption = None,
+) -> None:
+    """One checkpoint per line, grouped by family and ordered by version."""
+    filters = CheckpointFilter(family=family, style=style, kind=kind, since=_date(since), until=_date(until, end=True))
+    checkpoints = Repository(settings_for(home)).list(filters)
+    if as_json:
+        typer.echo(json.dumps([c.model_dump(mode="json") for c in checkpoints], indent=1))
+        return
+    for c in checkpoints:
+        trigger = c.canonical_trigger or "-"
+        typer.echo(f"{c.id}\t{c.name}\t{c.family}\tv{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}")
+
+
+@app.command("show")
+def show(checkpoint_id: str, home: HomeOption = None) -> None:
+    """Every field of one checkpoint, as JSON."""
+    try:
+        checkpoint = Repository(settings_for(home)).get(checkpoint_id)
+    except CheckpointNotFound as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(checkpoint.model_dump(mode="json"), indent=2))
+
+
+@app.command("remove")
+def remove(checkpoint_id: str, home: HomeOption = None) -> None:
+    """Remove a checkpoint from the repository (its files are left where they are)."""
+    try:
+        removed = Repository(settings_for(home)).remove(checkpoint_id)
+    except CheckpointNotFound as exc:
+        fail(str(exc))
+    typer.echo(f"removed {removed.id} ({removed.name})")
+
+
+@app.command("reindex")
+def reindex(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="drop the dense index and embed every card again")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Bring the Chroma index in line with the database."""
+    report = Repository(settings_for(home)).sync_index(rebuild=rebuild)
+    typer.echo(f"added {report.added}, updated {report.updated}, removed {report.removed}, rebuilt {report.rebuilt} in {report.seconds:.2f}s")

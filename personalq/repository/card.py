@@ -1,0 +1,156 @@
+"""The checkpoint card: the one schema every importer produces and everything downstream reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from personalq.repository.versions import family_stem, parse_version
+
+Kind = Literal["lora", "dreambooth", "textual_inversion", "checkpoint"]
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$")
+_WORD = re.compile(r"[a-z][a-z'-]+")
+_STOPWORDS = frozenset(
+    "a an the of and or for with in on at by to from my your this that model lora style version v sd xl "
+    "pruned offset final fp16 fp32 safetensors ckpt dreambooth embedding textual inversion concept".split()
+)
+
+
+def _as_list(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,;]", value)]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected a list of strings, got {type(value).__name__}")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, (str, int, float)):
+            raise ValueError(f"expected strings, got {type(item).__name__}")
+        text = str(item).strip()
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+def _as_datetime(value: object) -> dt.datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, dt.date):
+        parsed = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, (int, float)):
+        parsed = dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc)
+    elif isinstance(value, str):
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    else:
+        raise ValueError(f"expected a date, got {type(value).__name__}")
+    # Stored naive in UTC: SQLite has no time zones, and cards mostly carry plain dates.
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return parsed
+
+
+def derive_subjects(name: str, tags: list[str], description: str) -> list[str]:
+    """Subjects for cards that do not list them: tags first, then the content words of the name."""
+    words = [t.lower() for t in tags]
+    words += [w for w in _WORD.findall(name.lower()) if w not in _STOPWORDS]
+    out: list[str] = []
+    for w in words:
+        if w not in out and w not in _STOPWORDS:
+            out.append(w)
+    return out[:12]
+
+
+class Card(BaseModel):
+    """A checkpoint card as described in DESIGN.md; validation errors name the offending field."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    id: str
+    name: str = Field(min_length=1, max_length=300)
+    family: str | None = None
+    version: str | None = None
+    kind: Kind = "lora"
+    base_model: str = "sd-1.5"
+    triggers: list[str] = Field(default_factory=list)
+    subjects: list[str] = Field(default_factory=list)
+    styles: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    description: str = Field(default="", max_length=20000)
+    created_at: dt.datetime
+    last_used_at: dt.datetime | None = None
+    weights: str | None = None
+    preview: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError("id must be 1-128 characters of letters, digits and . _ : + - (no spaces or slashes)")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> str | None:
+        return None if value is None or value == "" else str(value)
+
+    @field_validator("triggers", "subjects", "styles", "tags", mode="before")
+    @classmethod
+    def _lists(cls, value: object) -> list[str]:
+        return _as_list(value)
+
+    @field_validator("created_at", "last_used_at", mode="before")
+    @classmethod
+    def _dates(cls, value: object) -> dt.datetime | None:
+        return _as_datetime(value)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value: object) -> object:
+        aliases = {"ti": "textual_inversion", "embedding": "textual_inversion", "textualinversion": "textual_inversion",
+                   "locon": "lora", "lycoris": "lora", "loha": "lora"}
+        if isinstance(value, str):
+            key = value.strip().lower().replace("-", "_").replace(" ", "_")
+            return aliases.get(key.replace("_", ""), aliases.get(key, key))
+        return value
+
+    @model_validator(mode="after")
+    def _derived(self) -> "Card":
+        if not self.subjects:
+            self.subjects = derive_subjects(self.name, self.tags, self.description)
+        if not self.family:
+            self.family = family_stem(self.name)
+        return self
+
+    @property
+    def canonical_trigger(self) -> str | None:
+        return self.triggers[0] if self.triggers else None
+
+    @property
+    def version_info(self):
+        return parse_version(self.version)
+
+    def content_hash(self) -> str:
+        """Stable hash of the card's content; two imports of the same card hash alike."""
+        payload = self.model_dump(mode="json", exclude={"last_used_at"})
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def index_text(self) -> str:
+        """The text that dense and sparse retrieval see: what a person might say about this checkpoint."""
+        parts = [self.name]
+        if self.description:
+            parts.append(self.description)
+        for label, values in (("subjects", self.subjects), ("styles", self.styles), ("tags", self.tags), ("triggers", self.triggers)):
+            if values:
+                parts.append(f"{label}: {', '.join(values)}")
+        if self.version:
+            parts.append(f"version {self.version}")
+        parts.append(f"{self.kind.replace('_', ' ')} for {self.base_model}")
+        return ". ".join(parts)

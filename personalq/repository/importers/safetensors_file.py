@@ -1,0 +1,99 @@
+"""Bare ``.safetensors`` model files, with kohya-ss training metadata when the header carries it.
+
+Only the header is read. kohya-ss writes ``ss_*`` keys (output name, tag frequencies, training times, base
+model); the newer ``modelspec.*`` keys (title, date, description, tags, trigger phrase) take precedence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from personalq.repository.importers.base import ImportedCheckpoint, ImportProblem, card_from_fields, mtime, read_safetensors_header
+from personalq.repository.versions import family_stem, parse_version, slugify
+
+
+def _timestamp(value: object) -> dt.datetime | None:
+    try:
+        seconds = float(value)  # kohya writes Unix seconds as strings
+    except (TypeError, ValueError):
+        return None
+    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).replace(tzinfo=None)
+
+
+def _base_model(meta: dict) -> str:
+    text = " ".join(str(meta.get(k, "")) for k in ("modelspec.architecture", "ss_base_model_version", "ss_sd_model_name")).lower()
+    if "xl" in text:
+        return "sdxl"
+    if "v2" in text or "2-1" in text or "2.1" in text or "768-v" in text:
+        return "sd-2.1"
+    return "sd-1.5"
+
+
+def _tag_frequency(meta: dict) -> list[tuple[str, int]]:
+    try:
+        folders = json.loads(meta.get("ss_tag_frequency") or "{}")
+    except json.JSONDecodeError:
+        return []
+    totals: dict[str, int] = {}
+    for tags in folders.values() if isinstance(folders, dict) else []:
+        if isinstance(tags, dict):
+            for tag, count in tags.items():
+                tag = str(tag).strip()
+                if tag:
+                    totals[tag] = totals.get(tag, 0) + int(count)
+    return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _kind(tensor_names: list[str], meta: dict) -> str:
+    joined = " ".join(tensor_names[:200])
+    if "lora_" in joined or ".lora_down" in joined or "lora_A" in joined or meta.get("ss_network_module"):
+        return "lora"
+    if any(n in ("emb_params", "string_to_param", "clip_l", "clip_g") for n in tensor_names) and len(tensor_names) <= 4:
+        return "textual_inversion"
+    return "checkpoint"
+
+
+class SafetensorsImporter:
+    format = "kohya"
+
+    def claims(self, path: Path) -> bool:
+        return path.is_file() and path.suffix.lower() == ".safetensors"
+
+    def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
+        header = read_safetensors_header(path)
+        meta = header.get("__metadata__") or {}
+        if not isinstance(meta, dict):
+            raise ImportProblem(f"{path.name}: __metadata__ must be a JSON object of strings")
+        tensors = [k for k in header if k != "__metadata__"]
+        if not tensors:
+            raise ImportProblem(f"{path.name}: the safetensors file holds no tensors")
+        output_name = meta.get("ss_output_name") or path.stem
+        title = meta.get("modelspec.title") or output_name
+        frequencies = _tag_frequency(meta)
+        trigger = meta.get("modelspec.trigger_phrase")
+        triggers = [t.strip() for t in str(trigger).split(",") if t.strip()] if trigger else [t for t, _ in frequencies[:1]]
+        tags = [t.strip() for t in str(meta.get("modelspec.tags", "")).split(",") if t.strip()]
+        tags += [t for t, _ in frequencies[1:9] if t not in tags]
+        created = (
+            meta.get("modelspec.date")
+            or _timestamp(meta.get("ss_training_started_at"))
+            or _timestamp(meta.get("ss_training_finished_at"))
+            or mtime(path)
+        )
+        version = parse_version(path.stem)
+        fields = {
+            "id": slugify(path.stem),
+            "name": title,
+            "family": family_stem(output_name),
+            "version": version.label if version.number is not None else None,
+            "kind": _kind(tensors, meta),
+            "base_model": _base_model(meta),
+            "triggers": triggers,
+            "tags": tags,
+            "description": str(meta.get("modelspec.description", ""))[:2000],
+            "created_at": created,
+        }
+        card = card_from_fields(fields, path.name)
+        return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]

@@ -1,0 +1,146 @@
+"""Search indexes over card text: a persistent Chroma collection (dense) and an in-memory BM25 (sparse).
+
+SQLite is the source of truth. Each Chroma entry carries the card's content hash, so :meth:`DenseIndex.sync`
+can tell exactly which entries are missing, stale or orphaned and patch only those — or rebuild from
+nothing when the index folder was deleted or cannot be opened.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+
+from personalq.repository.embedding import EMBEDDING_MODEL, embed
+
+log = logging.getLogger(__name__)
+COLLECTION = "checkpoints"
+
+
+@dataclass
+class IndexedDoc:
+    id: str
+    text: str
+    content_hash: str
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.rebuilt)
+
+
+class DenseIndex:
+    """Chroma collection of card embeddings, cosine space, metadata ``{"hash": content_hash}``."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._collection = None
+
+    def _open(self):
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        client = chromadb.PersistentClient(path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True))
+        return client.get_or_create_collection(
+            COLLECTION,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"embedding_model": EMBEDDING_MODEL},
+        )
+
+    @property
+    def collection(self):
+        if self._collection is None:
+            try:
+                self._collection = self._open()
+            except Exception as exc:  # a corrupt or foreign folder: the index is derived data, rebuild it
+                log.warning("Chroma index at %s cannot be opened (%s); rebuilding it from the database", self.path, exc)
+                shutil.rmtree(self.path, ignore_errors=True)
+                self._collection = self._open()
+        return self._collection
+
+    def fingerprints(self) -> dict[str, str]:
+        got = self.collection.get(include=["metadatas"])
+        return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"])}
+
+    def upsert(self, docs: list[IndexedDoc], batch: int = 512) -> None:
+        for start in range(0, len(docs), batch):
+            chunk = docs[start : start + batch]
+            vectors = embed([d.text for d in chunk])
+            self.collection.upsert(
+                ids=[d.id for d in chunk],
+                embeddings=vectors.tolist(),
+                documents=[d.text for d in chunk],
+                metadatas=[{"hash": d.content_hash} for d in chunk],
+            )
+
+    def delete(self, ids: list[str]) -> None:
+        for start in range(0, len(ids), 1000):
+            self.collection.delete(ids=ids[start : start + 1000])
+
+    def sync(self, docs: list[IndexedDoc]) -> SyncReport:
+        started = time.perf_counter()
+        existing = self.fingerprints()
+        wanted = {d.id: d for d in docs}
+        stale = [d for d in docs if d.id in existing and existing[d.id] != d.content_hash]
+        missing = [d for d in docs if d.id not in existing]
+        orphans = [i for i in existing if i not in wanted]
+        report = SyncReport(added=len(missing), updated=len(stale), removed=len(orphans), rebuilt=not existing and bool(docs))
+        if orphans:
+            self.delete(orphans)
+        if stale or missing:
+            self.upsert(stale + missing)
+        report.seconds = time.perf_counter() - started
+        if report.changed:
+            log.info("dense index synced: %s", report)
+        return report
+
+    def query(self, text: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest cards as ``(id, cosine similarity)``, best first."""
+        count = self.collection.count()
+        if count == 0:
+            return []
+        result = self.collection.query(query_embeddings=embed([text]).tolist(), n_results=min(k, count), include=["distances"])
+        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
+
+
+class SparseIndex:
+    """BM25 (bm25s, Lucene variant) over the same card text; rebuilt in memory when the corpus changes."""
+
+    def __init__(self, docs: list[IndexedDoc]):
+        self.ids = [d.id for d in docs]
+        self.retriever = bm25s.BM25()
+        if docs:
+            self.retriever.index(bm25s.tokenize([d.text for d in docs], stopwords="en", show_progress=False), show_progress=False)
+
+    def query(self, text: str, k: int) -> list[tuple[str, float]]:
+        if not self.ids:
+            return []
+        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, scores = self.retriever.retrieve(tokens, k=min(k, len(self.ids)), show_progress=False, n_threads=1)
+        return [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+
+def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 60) -> list[tuple[str, float]]:
+    """RRF: ``sum 1 / (k + rank)`` over the rankings, best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+

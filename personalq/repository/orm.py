@@ -1,0 +1,70 @@
+"""SQLAlchemy 2 typed ORM: the repository's system of record.
+
+List-valued card fields (triggers, subjects, styles, tags) live in one ``checkpoint_terms`` table with a
+``field`` column, so "every checkpoint with style anime" is an indexed join rather than a JSON scan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+TERM_FIELDS = ("trigger", "subject", "style", "tag")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Family(Base):
+    __tablename__ = "families"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    checkpoints: Mapped[list["Checkpoint"]] = relationship(back_populates="family")
+
+
+class Checkpoint(Base):
+    __tablename__ = "checkpoints"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    family_id: Mapped[str] = mapped_column(ForeignKey("families.id"), index=True)
+    version: Mapped[str | None] = mapped_column(String(200))
+    version_number: Mapped[float | None] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(32), index=True)
+    base_model: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, index=True)
+    weights_path: Mapped[str | None] = mapped_column(Text)
+    weights_sha256: Mapped[str | None] = mapped_column(String(64), unique=True)
+    preview_path: Mapped[str | None] = mapped_column(Text)
+    source_format: Mapped[str] = mapped_column(String(32))
+    source_path: Mapped[str] = mapped_column(Text)
+    card_json: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    imported_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+    family: Mapped[Family] = relationship(back_populates="checkpoints")
+    terms: Mapped[list["CheckpointTerm"]] = relationship(
+        back_populates="checkpoint", cascade="all, delete-orphan", order_by="CheckpointTerm.position"
+    )
+
+
+class CheckpointTerm(Base):
+    __tablename__ = "checkpoint_terms"
+    __table_args__ = (
+        UniqueConstraint("checkpoint_id", "field", "position"),
+        Index("ix_terms_field_value", "field", "value"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    checkpoint_id: Mapped[str] = mapped_column(ForeignKey("checkpoints.id", ondelete="CASCADE"), index=True)
+    field: Mapped[str] = mapped_column(String(16))
+    value: Mapped[str] = mapped_column(String(300))
+    position: Mapped[int] = mapped_column(Integer)
+
+    checkpoint: Mapped[Checkpoint] = relationship(back_populates="terms")

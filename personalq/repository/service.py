@@ -1,0 +1,325 @@
+"""The Repository API: import, list, show, remove, reindex and search checkpoints.
+
+One import is one database transaction. Records are checked and written entry by entry inside savepoints,
+so one bad file is reported and skipped while the rest land; the dense index is updated before the commit
+and resynchronised from SQLite if anything fails, so neither store keeps half an import.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload
+
+from personalq.config import Settings
+from personalq.repository.card import Card
+from personalq.repository.database import open_database
+from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
+from personalq.repository.importers.base import weights_digest
+from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
+from personalq.repository.orm import Checkpoint, CheckpointTerm, Family
+from personalq.repository.versions import slugify
+
+log = logging.getLogger(__name__)
+Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
+
+
+class CheckpointNotFound(KeyError):
+    def __str__(self) -> str:
+        return f"no checkpoint with id {self.args[0]!r}"
+
+
+class StoredCheckpoint(Card):
+    """A card as the repository holds it: with resolved paths, weights digest and provenance."""
+
+    weights_path: str | None = None
+    weights_sha256: str | None = None
+    preview_path: str | None = None
+    source_format: str = "card"
+    source_path: str = ""
+    version_number: float | None = None
+    imported_at: dt.datetime | None = None
+
+
+@dataclass
+class ImportOutcome:
+    path: str
+    status: Status
+    checkpoint_id: str | None = None
+    message: str = ""
+
+
+@dataclass
+class ImportReport:
+    outcomes: list[ImportOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return self.count("error") == 0
+
+    def summary(self) -> str:
+        parts = [f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "skipped", "error") if self.count(s)]
+        return ", ".join(parts) or "nothing to import"
+
+
+@dataclass
+class CheckpointFilter:
+    family: str | None = None
+    style: str | None = None
+    kind: str | None = None
+    text: str | None = None
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    limit: int | None = None
+
+
+def _content_hash(card: Card, digest: str | None) -> str:
+    return hashlib.sha256(f"{card.content_hash()}:{digest or ''}".encode()).hexdigest()
+
+
+def _to_stored(row: Checkpoint) -> StoredCheckpoint:
+    data = Card.model_validate_json(row.card_json).model_dump()
+    data.update(
+        last_used_at=row.last_used_at,
+        weights_path=row.weights_path,
+        weights_sha256=row.weights_sha256,
+        preview_path=row.preview_path,
+        source_format=row.source_format,
+        source_path=row.source_path,
+        version_number=row.version_number,
+        imported_at=row.imported_at,
+    )
+    return StoredCheckpoint.model_validate(data)
+
+
+class Repository:
+    """The system of record for checkpoints; the UI, Check-in and serving all go through it."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.engine, self.sessions = open_database(settings.resolved_database_url)
+        self.dense = DenseIndex(settings.chroma_dir)
+        self._sparse: tuple[tuple, SparseIndex] | None = None
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def get(self, checkpoint_id: str) -> StoredCheckpoint:
+        with self.sessions() as session:
+            row = session.get(Checkpoint, checkpoint_id)
+            if row is None:
+                raise CheckpointNotFound(checkpoint_id)
+            return _to_stored(row)
+
+    def get_many(self, ids: Iterable[str]) -> list[StoredCheckpoint]:
+        ids = list(ids)
+        with self.sessions() as session:
+            rows = {r.id: r for r in session.scalars(select(Checkpoint).where(Checkpoint.id.in_(ids)))}
+        return [_to_stored(rows[i]) for i in ids if i in rows]
+
+    def list(self, filters: CheckpointFilter | None = None) -> list[StoredCheckpoint]:
+        f = filters or CheckpointFilter()
+        query = select(Checkpoint).order_by(Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id)
+        if f.family:
+            query = query.where(Checkpoint.family_id == slugify(f.family))
+        if f.kind:
+            query = query.where(Checkpoint.kind == f.kind)
+        if f.since:
+            query = query.where(Checkpoint.created_at >= f.since)
+        if f.until:
+            query = query.where(Checkpoint.created_at <= f.until)
+        if f.style:
+            styled = select(CheckpointTerm.checkpoint_id).where(CheckpointTerm.field == "style", func.lower(CheckpointTerm.value) == f.style.lower())
+            query = query.where(Checkpoint.id.in_(styled))
+        if f.text:
+            needle = f"%{f.text.lower()}%"
+            query = query.where(func.lower(Checkpoint.card_json).like(needle))
+        if f.limit:
+            query = query.limit(f.limit)
+        with self.sessions() as session:
+            return [_to_stored(row) for row in session.scalars(query)]
+
+    def family_members(self, family_ids: Iterable[str]) -> list[StoredCheckpoint]:
+        with self.sessions() as session:
+            rows = session.scalars(select(Checkpoint).where(Checkpoint.family_id.in_(list(set(family_ids)))))
+            return [_to_stored(r) for r in rows]
+
+    def count(self) -> int:
+        with self.sessions() as session:
+            return session.scalar(select(func.count()).select_from(Checkpoint)) or 0
+
+    def documents(self) -> list[IndexedDoc]:
+        with self.sessions() as session:
+            rows = session.execute(select(Checkpoint.id, Checkpoint.card_json, Checkpoint.content_hash)).all()
+        return [IndexedDoc(i, Card.model_validate_json(j).index_text(), h) for i, j, h in rows]
+
+    # -- search ----------------------------------------------------------------------------------------
+
+    def _generation(self) -> tuple:
+        with self.sessions() as session:
+            return tuple(session.execute(select(func.count(), func.max(Checkpoint.imported_at))).one())
+
+    def sparse(self) -> SparseIndex:
+        generation = self._generation()
+        if self._sparse is None or self._sparse[0] != generation:
+            self._sparse = (generation, SparseIndex(self.documents()))
+        return self._sparse[1]
+
+    def search_dense(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+        return self.dense.query(text, k)
+
+    def search_sparse(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+        return self.sparse().query(text, k)
+
+    def sync_index(self, rebuild: bool = False) -> SyncReport:
+        """Make Chroma agree with SQLite; with ``rebuild`` start from an empty collection."""
+        if rebuild:
+            existing = list(self.dense.fingerprints())
+            self.dense.delete(existing)
+        report = self.dense.sync(self.documents())
+        report.rebuilt = report.rebuilt or rebuild
+        return report
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    def touch(self, checkpoint_id: str, when: dt.datetime | None = None) -> None:
+        with self.sessions.begin() as session:
+            row = session.get(Checkpoint, checkpoint_id)
+            if row is None:
+                raise CheckpointNotFound(checkpoint_id)
+            row.last_used_at = when or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+    def remove(self, checkpoint_id: str) -> StoredCheckpoint:
+        with self.sessions() as session, session.begin():
+            row = session.get(Checkpoint, checkpoint_id)
+            if row is None:
+                raise CheckpointNotFound(checkpoint_id)
+            stored = _to_stored(row)
+            family_id = row.family_id
+            session.delete(row)
+            session.flush()
+            if not session.scalar(select(func.count()).select_from(Checkpoint).where(Checkpoint.family_id == family_id)):
+                session.execute(Family.__table__.delete().where(Family.id == family_id))
+            self.dense.delete([checkpoint_id])
+        return stored
+
+    def import_paths(
+        self,
+        paths: Iterable[Path | str],
+        replace: bool = False,
+        on_entry: Callable[[ParsedEntry], None] | None = None,
+    ) -> ImportReport:
+        """Import files and folders; every entry gets an outcome, and a failure never leaves partial state."""
+        started = time.perf_counter()
+        report = ImportReport()
+        staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
+        for entry in parse_paths([Path(p) for p in paths]):
+            if on_entry:
+                on_entry(entry)
+            if entry.error:
+                report.outcomes.append(ImportOutcome(str(entry.path), "error", message=entry.error))
+                continue
+            if entry.skipped:
+                report.outcomes.append(ImportOutcome(str(entry.path), "skipped", message=entry.skipped))
+                continue
+            try:
+                digests = [weights_digest(r.weights_path) if r.weights_path else None for r in entry.records]
+            except (ImportProblem, OSError) as exc:
+                report.outcomes.append(ImportOutcome(str(entry.path), "error", message=str(exc)))
+                continue
+            staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
+        if staged:
+            self._write(staged, replace, report)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _write(self, staged, replace: bool, report: ImportReport) -> None:
+        written: list[IndexedDoc] = []
+        outcomes: list[ImportOutcome] = []
+        with self.sessions() as session:
+            with session.begin():
+                for entry, record, digest in staged:
+                    try:
+                        with session.begin_nested():
+                            outcome, doc = self._write_one(session, record, digest, replace)
+                    except ImportProblem as exc:
+                        outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, str(exc)), None
+                    except IntegrityError as exc:
+                        outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, f"database refused the record: {exc.orig}"), None
+                    outcome.path = str(entry.path)
+                    outcomes.append(outcome)
+                    if doc is not None:
+                        written.append(doc)
+                try:
+                    self.dense.upsert(written)
+                except Exception:
+                    log.exception("indexing failed; rolling the import back")
+                    session.rollback()
+                    self.dense.sync(self.documents())
+                    raise
+        report.outcomes.extend(outcomes)
+
+    def _write_one(self, session: Session, record: ImportedCheckpoint, digest: str | None, replace: bool) -> tuple[ImportOutcome, IndexedDoc | None]:
+        card = record.card
+        content = _content_hash(card, digest)
+        same_weights = session.scalar(select(Checkpoint).where(Checkpoint.weights_sha256 == digest)) if digest else None
+        target = same_weights or session.get(Checkpoint, card.id)
+        if target is not None and same_weights is None and not record.id_is_explicit and target.weights_sha256 != digest:
+            card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
+            target = session.get(Checkpoint, card.id)
+        if target is not None:
+            if target.content_hash == content:
+                return ImportOutcome("", "unchanged", target.id, "already in the repository"), None
+            if not replace:
+                reason = "these weights are already imported" if same_weights is not None else "this id already exists"
+                raise ImportProblem(
+                    f"{reason} as {target.id!r} with different content (from {target.source_path}); "
+                    "use --replace to overwrite it"
+                )
+            card = card.model_copy(update={"id": target.id})
+        row = target or Checkpoint(id=card.id)
+        family_id = slugify(card.family or card.name)
+        if session.get(Family, family_id) is None:
+            session.add(Family(id=family_id, name=card.family or card.name))
+        row.name = card.name
+        row.family_id = family_id
+        row.version = card.version
+        row.version_number = card.version_info.number
+        row.kind = card.kind
+        row.base_model = card.base_model
+        row.description = card.description
+        row.created_at = card.created_at
+        row.last_used_at = card.last_used_at if target is None else (card.last_used_at or target.last_used_at)
+        row.weights_path = str(record.weights_path) if record.weights_path else None
+        row.weights_sha256 = digest
+        row.preview_path = str(record.preview_path) if record.preview_path else None
+        row.source_format = record.source_format
+        row.source_path = str(record.source_path)
+        row.card_json = card.model_dump_json()
+        row.content_hash = content
+        row.imported_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        if target is not None:
+            row.terms.clear()  # old terms must be deleted before new ones reuse their (field, position) slots
+            session.flush()
+        row.terms = [
+            CheckpointTerm(field=name, value=value[:300], position=pos)
+            for name, values in (("trigger", card.triggers), ("subject", card.subjects), ("style", card.styles), ("tag", card.tags))
+            for pos, value in enumerate(values)
+        ]
+        if target is None:
+            session.add(row)
+        session.flush()
+        status: Status = "updated" if target is not None else "imported"
+        warning = "" if card.triggers else " (no trigger: prompts cannot be rewritten for it)"
+        return ImportOutcome("", status, card.id, f"{card.kind} {card.name!r}{warning}"), IndexedDoc(card.id, card.index_text(), content)
