@@ -64,7 +64,7 @@ def list_(
         return
     for c in checkpoints:
         trigger = c.canonical_trigger or "-"
-        typer.echo(f"{c.id}\t{c.name}\t{c.family}\tv{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}")
+        typer.echo(f"{c.id}\t{c.name}\t{c.family}\t{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}")
 
 
 @app.command("show")

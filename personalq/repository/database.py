@@ -15,6 +15,9 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # pysqlite's own transaction handling would let RELEASE SAVEPOINT commit: take it over (SQLAlchemy's
+    # documented recipe), so an import's savepoints nest inside one real transaction.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -28,6 +31,7 @@ def make_engine(url: str) -> Engine:
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30} if is_sqlite else {})
     if is_sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", lambda connection: connection.exec_driver_sql("BEGIN"))
     return engine
 
 

@@ -53,12 +53,14 @@ class DenseIndex:
         from chromadb.config import Settings as ChromaSettings
 
         client = chromadb.PersistentClient(path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True))
-        return client.get_or_create_collection(
+        collection = client.get_or_create_collection(
             COLLECTION,
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}},
             metadata={"embedding_model": EMBEDDING_MODEL},
         )
+        collection.count()  # Chroma reports a corrupt store lazily; make it fail here
+        return collection
 
     @property
     def collection(self):
@@ -67,6 +69,9 @@ class DenseIndex:
                 self._collection = self._open()
             except Exception as exc:  # a corrupt or foreign folder: the index is derived data, rebuild it
                 log.warning("Chroma index at %s cannot be opened (%s); rebuilding it from the database", self.path, exc)
+                from chromadb.api.shared_system_client import SharedSystemClient
+
+                SharedSystemClient.clear_system_cache()  # Chroma caches one client per path in-process
                 shutil.rmtree(self.path, ignore_errors=True)
                 self._collection = self._open()
         return self._collection

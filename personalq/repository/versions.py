@@ -32,6 +32,14 @@ class VersionInfo:
     is_epoch: bool = False
 
     @property
+    def short(self) -> str:
+        """``"v2.0"`` / ``"epoch 4"``: the number alone, for version fields made up from file names."""
+        if not self.parts:
+            return self.label
+        number = ".".join(str(p) for p in self.parts)
+        return f"epoch {number}" if self.is_epoch else f"v{number}"
+
+    @property
     def sort_key(self) -> tuple:
         return (self.parts or (10**9,), self.label.lower())
 

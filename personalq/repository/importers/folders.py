@@ -81,7 +81,7 @@ class DiffusersFolderImporter:
             "id": slugify(path.name),
             "name": path.name.replace("_", " ").replace("-", " "),
             "family": family_stem(path.name),
-            "version": version.label if version.number is not None else None,
+            "version": version.short if version.number is not None else None,
             "kind": "dreambooth",
             "base_model": "sdxl" if "xl" in base.lower() else "sd-1.5",
             "triggers": triggers,

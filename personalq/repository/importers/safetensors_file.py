@@ -87,7 +87,7 @@ class SafetensorsImporter:
             "id": slugify(path.stem),
             "name": title,
             "family": family_stem(output_name),
-            "version": version.label if version.number is not None else None,
+            "version": version.short if version.number is not None else None,
             "kind": _kind(tensors, meta),
             "base_model": _base_model(meta),
             "triggers": triggers,
