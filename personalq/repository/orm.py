@@ -68,3 +68,17 @@ class CheckpointTerm(Base):
     position: Mapped[int] = mapped_column(Integer)
 
     checkpoint: Mapped[Checkpoint] = relationship(back_populates="terms")
+
+
+class CheckinSession(Base):
+    """A Check-in conversation waiting for (or done with) a clarification answer; survives restarts."""
+
+    __tablename__ = "checkin_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    query: Mapped[str] = mapped_column(Text)
+    now: Mapped[dt.datetime] = mapped_column(DateTime)
+    status: Mapped[str] = mapped_column(String(16))
+    state_json: Mapped[str] = mapped_column(Text)

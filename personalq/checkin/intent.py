@@ -1,0 +1,188 @@
+"""The intent record: what a request asks of a checkpoint, separated from what it asks of the image.
+
+Selection phrases (time, version, usage, negation, "my ... model") are recorded with their spans, so the
+same parse yields both the constraints for reasoning and the cleaned prompt for generation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from personalq.checkin.lexicon import STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
+from personalq.checkin.timeparse import Window, find_times
+
+Order = Literal["newest", "oldest"]
+
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
+             "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10}
+_VERSION = re.compile(r"\b(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*)(?P<n>\d+(?:\.\d+)*)(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)\b", re.I)
+_ORDINAL_VERSION = re.compile(r"\b(?:the\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build)\b", re.I)
+_LATEST_VERSION = re.compile(r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I)
+_NEWEST = re.compile(r"\b(?:most\s+)?(?:latest|newest|recent(?:ly)?(?:\s+(?:created|made|trained))?|fresh(?:est)?|new)\b", re.I)
+_OLDEST = re.compile(r"\b(?:oldest|earliest|original|very first|first)\b", re.I)
+_USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
+_LAST_USED = re.compile(r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?", re.I)
+_FILLER = re.compile(r"\b(?:please|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|dreambooth|embedding|i used)\b", re.I)
+# words that only belong to a selection phrase they precede ("created in April", "from 2025", "of my teddy")
+_DANGLING = re.compile(r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$", re.I)
+_LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
+_LEAD = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?(?:generate|make|create|render|draw|paint|show me|give me|i want|i'd like)\s+(?:me\s+)?", re.I)
+_STOP = frozenset("a an the my me i you it its of on in at to for with from by and or but is was be one ones model models checkpoint checkpoints lora "
+                  "loras version please some any that this those these which what who where when used use using made created trained build "
+                  "built new old latest newest recent recently oldest earliest first last most style styled look looking like".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9'+.-]*[a-z0-9]|[a-z0-9]", re.I)
+
+
+@dataclass
+class Intent:
+    text: str
+    now: dt.datetime
+    subjects: list[str] = field(default_factory=list)  # canonical subjects recognised from the lexicon
+    terms: list[str] = field(default_factory=list)  # other content words, in order (names, colours, scenes ...)
+    styles: list[str] = field(default_factory=list)
+    created: list[Window] = field(default_factory=list)  # alternatives; empty = no constraint
+    used: list[Window] = field(default_factory=list)
+    order: Order | None = None  # by creation date
+    used_order: bool = False  # "the one I used last"
+    version: float | None = None
+    version_parts: tuple[int, ...] = ()
+    version_qualifiers: list[str] = field(default_factory=list)
+    version_order: Order | None = None  # "latest version", "first version"
+    excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
+    selection_spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def has_constraints(self) -> bool:
+        return bool(self.created or self.used or self.version is not None or self.version_qualifiers or self.excluded or self.styles)
+
+    def describe(self) -> str:
+        bits = []
+        if self.subjects or self.terms:
+            bits.append("subject " + ", ".join(self.subjects + self.terms[:3]))
+        if self.styles:
+            bits.append("style " + ", ".join(self.styles))
+        if self.created:
+            bits.append("created " + " or ".join(w.label for w in self.created[-3:]))
+        if self.used:
+            bits.append("used " + " or ".join(w.label for w in self.used))
+        if self.version is not None or self.version_qualifiers:
+            bits.append("version " + " ".join([f"{self.version:g}" if self.version is not None else "", *self.version_qualifiers]).strip())
+        if self.excluded:
+            bits.append("not " + ", ".join(self.excluded))
+        if self.order:
+            bits.append(f"{self.order} first")
+        return "; ".join(bits)
+
+
+def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    return any(span[0] < e and s < span[1] for s, e in spans)
+
+
+def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = frozenset()) -> Intent:
+    """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset")."""
+    intent = Intent(text=text, now=now)
+    spans = intent.selection_spans
+
+    for m in _NEGATION.finditer(text):
+        what = m.group("what").lower()
+        words = what.split()
+        # keep only the first word unless the pair is a known style phrase ("oil painting")
+        style = canonical_style(what)
+        if style == what and len(words) > 1:
+            what = words[0]
+        intent.excluded.append(canonical_style(what))
+        spans.append(m.span())
+
+    used_context = bool(_USED.search(text))
+    for found in find_times(text, now):
+        if _overlaps(found.span, spans):
+            continue
+        if used_context and _USED.search(text[max(0, found.span[0] - 30) : found.span[1] + 30]):
+            intent.used.extend(found.windows)
+        else:
+            intent.created.extend(found.windows)
+        spans.append(found.span)
+    if _LAST_USED.search(text):
+        intent.used_order = True
+        spans.append(_LAST_USED.search(text).span())
+
+    for m in _VERSION.finditer(text):
+        if _overlaps(m.span(), spans):
+            continue
+        parts = tuple(int(p) for p in m.group("n").split("."))
+        intent.version_parts = parts
+        intent.version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
+        intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual")) if q]
+        spans.append(m.span())
+        break
+    if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
+        intent.version = float(_ORDINALS[m.group("o").lower()])
+        intent.version_parts = (int(intent.version),)
+        spans.append(m.span())
+    if (m := _LATEST_VERSION.search(text)) and not _overlaps(m.span(), spans):
+        intent.version_order = "newest"
+        spans.append(m.span())
+
+    lowered = text.lower()
+    for word in qualifiers:
+        for m in re.finditer(rf"\b{re.escape(word)}\b", lowered):
+            if not _overlaps(m.span(), spans):
+                intent.version_qualifiers.append(word)
+                spans.append(m.span())
+
+    if not intent.used_order and (m := _NEWEST.search(text)) and not _overlaps(m.span(), spans):
+        intent.order = "newest"
+        spans.append(m.span())
+    elif (m := _OLDEST.search(text)) and not _overlaps(m.span(), spans):
+        intent.order = "oldest"
+        spans.append(m.span())
+
+    style_spans: list[tuple[int, int]] = []
+    for pattern, canonical, _ in STYLE_PATTERNS:
+        for m in pattern.finditer(text):
+            if not _overlaps(m.span(), spans + style_spans):
+                if canonical not in intent.styles:
+                    intent.styles.append(canonical)
+                style_spans.append(m.span())
+    subject_spans: list[tuple[int, int]] = []
+    for pattern, canonical, _ in SUBJECT_PATTERNS:
+        for m in pattern.finditer(text):
+            if not _overlaps(m.span(), spans + style_spans + subject_spans):
+                subject_spans.append(m.span())
+                intent.subjects.append((m.start(), canonical))  # type: ignore[arg-type]
+    intent.subjects = list(dict.fromkeys(c for _, c in sorted(intent.subjects)))  # type: ignore[misc]
+
+    covered = spans + style_spans + subject_spans
+    for m in _WORD.finditer(text):
+        word = m.group(0).lower().strip("'")
+        if word in _STOP or _overlaps(m.span(), covered) or word.isdigit():
+            continue
+        term = singular(word)
+        if term not in intent.terms:
+            intent.terms.append(term)
+    return intent
+
+
+def prompt_text(intent: Intent) -> str:
+    """The request with its selection phrases removed: what the image should show."""
+    text = intent.text
+    for start, end in sorted(intent.selection_spans, reverse=True):
+        start -= len(_DANGLING.search(text[:start]).group(0))
+        text = text[:start] + " " + text[end:]
+    text = _LEAD.sub("", text)
+    text = _FILLER.sub(" ", text)
+    text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
+    text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
+    text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
+    text = re.sub(r"\b(?:of|from|in|on|at)\s*$", "", text).strip(" ,.;:-")
+    text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
+    text = _LEADING_DETERMINER.sub("a ", text)
+    first = text.split()[0].lower() if text else ""
+    names_thing = bool(intent.subjects) or singular(first) in intent.terms
+    if text and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text) and names_thing and first not in intent.styles:
+        text = "a " + text
+    return text

@@ -1,0 +1,82 @@
+"""Words people use for subjects and styles, mapped to canonical terms.
+
+Subjects cover the paper's 20 concept categories with plural and colloquial forms; anything else a person
+asks for is matched against the words of the repository's own cards. Styles are canonical so that a card
+tagged "realistic" answers a request for a "photo".
+"""
+
+from __future__ import annotations
+
+import re
+
+SUBJECT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "dog": ("dog", "puppy", "pup", "doggo", "doggy", "doggie", "pooch", "hound", "canine"),
+    "cat": ("cat", "kitty", "kitten", "kitteh", "feline"),
+    "person": ("person", "people", "man", "woman", "guy", "human", "portrait", "selfie"),
+    "bear": ("bear", "grizzly", "panda"),
+    "horse": ("horse", "pony", "stallion", "mare", "unicorn"),
+    "car": ("car", "vehicle", "automobile", "auto", "taxi", "sedan", "suv"),
+    "toy": ("toy", "plushie", "plush", "plushy", "stuffed animal", "teddy", "figurine", "yoyo", "kite"),
+    "watch": ("watch", "wristwatch", "clock", "timepiece", "alarm clock"),
+    "bag": ("bag", "handbag", "purse", "backpack", "tote", "clutch"),
+    "chair": ("chair", "seat", "armchair", "stool"),
+    "house": ("house", "home", "cottage", "cabin"),
+    "building": ("building", "tower", "skyscraper", "castle", "office"),
+    "bridge": ("bridge",),
+    "flower": ("flower", "blossom", "bloom", "rose", "tulip", "sunflower"),
+    "tree": ("tree", "pine", "oak", "palm"),
+    "mountain": ("mountain", "peak", "volcano", "hill"),
+    "painting": ("painting", "artwork", "canvas", "palette"),
+    "drawing": ("drawing", "doodle", "pencil", "crayon", "memo"),
+    "logo": ("logo", "emblem", "icon", "badge", "symbol"),
+    "shoe": ("shoe", "sneaker", "boot", "heel", "trainer", "footwear"),
+}
+
+STYLE_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "photo": ("photo", "photograph", "photographic", "photorealistic", "realistic", "realism", "lifelike", "hyperrealistic", "real life"),
+    "anime": ("anime", "manga", "cartoon", "toon", "cel shaded", "flat"),
+    "sketch": ("sketch", "sketchy", "pencil sketch", "line art", "lineart"),
+    "watercolor": ("watercolor", "watercolour", "aquarelle"),
+    "pixel": ("pixel", "pixel art", "pixelated", "8-bit", "8bit", "16-bit", "sprite"),
+    "oil painting": ("oil painting", "oil", "impasto"),
+    "polaroid": ("polaroid", "vintage", "retro", "film photo"),
+    "3d": ("3d", "3d render", "cgi", "blender"),
+}
+
+
+def singular(word: str) -> str:
+    """A light singulariser, enough for nouns in requests ("puppies" -> "puppy", "boxes" -> "box")."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _phrase_table(table: dict[str, tuple[str, ...]]) -> list[tuple[re.Pattern, str, str]]:
+    entries = []
+    for canonical, phrases in table.items():
+        for phrase in phrases:
+            words = [re.escape(w) + ("(?:e?s)?" if i == len(phrase.split()) - 1 else "") for i, w in enumerate(phrase.split())]
+            entries.append((re.compile(r"\b" + r"[\s-]+".join(words) + r"\b", re.I), canonical, phrase))
+    # Longer phrases first, so "pencil sketch" wins over "pencil"
+    return sorted(entries, key=lambda e: -len(e[2]))
+
+
+SUBJECT_PATTERNS = _phrase_table(SUBJECT_SYNONYMS)
+STYLE_PATTERNS = _phrase_table(STYLE_SYNONYMS)
+_SUBJECT_LOOKUP = {singular(p): c for c, ps in SUBJECT_SYNONYMS.items() for p in ps}
+_STYLE_LOOKUP = {p: c for c, ps in STYLE_SYNONYMS.items() for p in ps}
+
+
+def canonical_subject(word: str) -> str:
+    w = singular(word.strip().lower())
+    return _SUBJECT_LOOKUP.get(w, w)
+
+
+def canonical_style(word: str) -> str:
+    w = word.strip().lower()
+    return _STYLE_LOOKUP.get(w, _STYLE_LOOKUP.get(singular(w), w))

@@ -1,0 +1,55 @@
+"""Check-in sessions in SQLite: what was asked, which candidates remain, which options were offered."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+
+from pydantic import BaseModel
+
+from personalq.checkin.clarify import Option
+from personalq.repository.orm import CheckinSession
+from personalq.repository.service import Repository
+
+
+class SessionState(BaseModel):
+    prompt: str
+    candidate_ids: list[str]
+    options: list[Option]
+    scores: dict[str, float] = {}
+
+
+class SessionNotFound(KeyError):
+    def __str__(self) -> str:
+        return f"no Check-in session {self.args[0]!r} (it may have been answered already or never existed)"
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class SessionStore:
+    def __init__(self, repository: Repository):
+        self.sessions = repository.sessions
+
+    def create(self, query: str, now: dt.datetime, status: str, state: SessionState) -> str:
+        session_id = uuid.uuid4().hex
+        with self.sessions.begin() as db:
+            db.add(CheckinSession(id=session_id, created_at=_utcnow(), updated_at=_utcnow(), query=query, now=now, status=status,
+                                  state_json=state.model_dump_json()))
+        return session_id
+
+    def load(self, session_id: str) -> tuple[CheckinSession, SessionState]:
+        with self.sessions() as db:
+            row = db.get(CheckinSession, session_id)
+            if row is None:
+                raise SessionNotFound(session_id)
+            return row, SessionState.model_validate(json.loads(row.state_json))
+
+    def update(self, session_id: str, status: str, state: SessionState) -> None:
+        with self.sessions.begin() as db:
+            row = db.get(CheckinSession, session_id)
+            if row is None:
+                raise SessionNotFound(session_id)
+            row.status, row.state_json, row.updated_at = status, state.model_dump_json(), _utcnow()

@@ -1,0 +1,190 @@
+"""Time expressions in requests, turned into windows relative to a reference date ("now").
+
+A month without a year ("the April dog") means April of any year: which April is exactly what a
+clarification question can settle. Explicit dates go through ``dateparser``; windows, seasons and
+relative phrases are ours, because dateparser returns instants, not ranges.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+import dateparser
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS["sept"] = 9
+SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
+_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+_YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
+# "may" and "march" are also verbs: only read them as months next to a year or a date-ish word
+_AMBIGUOUS_MONTHS = {"may", "march", "mar"}
+_DATEISH_BEFORE = re.compile(r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+)$", re.I)
+_DATEISH_AFTER = re.compile(r"^\s*(?:\d|'|model|checkpoint|lora|version|build|one|ones|dog|cat|\w+\s+(?:model|one|checkpoint|lora))", re.I)
+_ORDINAL_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+
+
+@dataclass(frozen=True)
+class Window:
+    start: dt.datetime
+    end: dt.datetime  # exclusive
+    label: str
+
+    def contains(self, when: dt.datetime | None) -> bool:
+        return when is not None and self.start <= when < self.end
+
+
+@dataclass
+class TimeFound:
+    windows: list[Window]
+    span: tuple[int, int]
+
+
+def _month_window(year: int, month: int) -> Window:
+    start = dt.datetime(year, month, 1)
+    end = dt.datetime(year + (month == 12), month % 12 + 1, 1)
+    return Window(start, end, f"{calendar.month_name[month]} {year}")
+
+
+def _day_window(day: dt.date, label: str | None = None) -> Window:
+    start = dt.datetime(day.year, day.month, day.day)
+    return Window(start, start + dt.timedelta(days=1), label or f"{start:%B %-d, %Y}")
+
+
+def _years(now: dt.datetime, back: int = 6) -> range:
+    return range(now.year - back, now.year + 1)
+
+
+def _year_of(match: re.Match) -> int | None:
+    if match.group("year"):
+        return int(match.group("year"))
+    if match.groupdict().get("short"):
+        return 2000 + int(match.group("short"))
+    return None
+
+
+def _season_windows(season: str, year: int | None, now: dt.datetime) -> list[Window]:
+    first, last = SEASONS[season]
+    out = []
+    for y in [year] if year else _years(now):
+        if first <= last:
+            start, end = dt.datetime(y, first, 1), _month_window(y, last).end
+        else:  # winter spans the new year: December of y-1 .. February of y
+            start, end = dt.datetime(y - 1, 12, 1), _month_window(y, 2).end
+        if start <= now:
+            out.append(Window(start, end, f"{season} {y}"))
+    return out
+
+
+def _month_ok(text: str, match: re.Match) -> bool:
+    word = match.group("month").lower()
+    if word not in _AMBIGUOUS_MONTHS:
+        return True
+    return bool(_DATEISH_BEFORE.search(text[: match.start()]) or _DATEISH_AFTER.match(text[match.end() :]))
+
+
+def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
+    """Every time expression in ``text`` with its windows (alternatives) and character span."""
+    found: list[TimeFound] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in taken)
+
+    def add(windows: list[Window], span: tuple[int, int]) -> None:
+        if windows and free(*span):
+            found.append(TimeFound(windows, span))
+            taken.append(span)
+
+    lowered = text.lower()
+    today = dt.datetime(now.year, now.month, now.day)
+
+    for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b", lowered):  # ISO dates
+        try:
+            add([_day_window(dt.date(int(m["y"]), int(m["m"]), int(m["d"])))], m.span())
+        except ValueError:
+            pass
+    for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})\b", lowered):
+        if 1 <= int(m["m"]) <= 12:
+            add([_month_window(int(m["y"]), int(m["m"]))], m.span())
+
+    # ranges: "between March and May 2025", "from Jan to Mar", "March-May"
+    for m in re.finditer(rf"\b(?:between|from)?\s*(?P<a>{_MONTH[10:-1]})\s*(?:and|to|through|until|-|–)\s*{_MONTH}(?:\s+{_YEAR})?\b", lowered):
+        a, b = MONTHS[m["a"]], MONTHS[m["month"]]
+        year = _year_of(m)
+        windows = []
+        for y in [year] if year else _years(now):
+            start = dt.datetime(y if a <= b else y - 1, a, 1)
+            end = _month_window(y, b).end
+            if start <= now:
+                windows.append(Window(start, end, f"{calendar.month_abbr[a]}–{calendar.month_abbr[b]} {y}"))
+        add(windows, m.span())
+
+    # "April 11", "April 11th, 2025", "11 April 2025": explicit days through dateparser
+    day_patterns = (rf"\b{_MONTH}\s+{_ORDINAL_DAY}(?:,?\s+{_YEAR})?\b", rf"\b{_ORDINAL_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b")
+    for pattern in day_patterns:
+        for m in re.finditer(pattern, lowered):
+            if not _month_ok(lowered, m) and not m.group("day"):
+                continue
+            year = _year_of(m)
+            parsed = dateparser.parse(m.group(0), settings={"RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "REQUIRE_PARTS": ["day", "month"]})
+            if parsed is None:
+                continue
+            if year is None:  # a day without a year: that day in any year
+                windows = []
+                for y in _years(now):
+                    try:
+                        day = dt.date(y, parsed.month, parsed.day)
+                    except ValueError:
+                        continue
+                    if dt.datetime(y, day.month, day.day) <= now:
+                        windows.append(_day_window(day))
+                add(windows, m.span())
+            else:
+                add([_day_window(parsed.date())], m.span())
+
+    for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):  # "April", "April 2025", "Apr '25"
+        if not _month_ok(lowered, m):
+            continue
+        month, year = MONTHS[m["month"]], _year_of(m)
+        windows = [_month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now]
+        add(windows, m.span())
+
+    for m in re.finditer(rf"\b(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
+        add(_season_windows(m["season"], _year_of(m), now), m.span())
+
+    relative = {
+        r"\bthe day before yesterday\b": lambda: [_day_window((today - dt.timedelta(days=2)).date(), "the day before yesterday")],
+        r"\byesterday(?:'s)?\b": lambda: [_day_window((today - dt.timedelta(days=1)).date(), "yesterday")],
+        r"\btoday(?:'s)?\b": lambda: [_day_window(today.date(), "today")],
+        r"\blast week(?:'s)?\b": lambda: [Window(today - dt.timedelta(days=today.weekday() + 7), today - dt.timedelta(days=today.weekday()), "last week")],
+        r"\bthis week(?:'s)?\b": lambda: [Window(today - dt.timedelta(days=today.weekday()), today + dt.timedelta(days=1), "this week")],
+        r"\blast month(?:'s)?\b": lambda: [_month_window(now.year - (now.month == 1), (now.month - 2) % 12 + 1)],
+        r"\bthis month(?:'s)?\b": lambda: [_month_window(now.year, now.month)],
+        r"\blast year(?:'s)?\b": lambda: [Window(dt.datetime(now.year - 1, 1, 1), dt.datetime(now.year, 1, 1), f"{now.year - 1}")],
+        r"\bthis year(?:'s)?\b": lambda: [Window(dt.datetime(now.year, 1, 1), dt.datetime(now.year + 1, 1, 1), f"{now.year}")],
+    }
+    for pattern, windows in relative.items():
+        for m in re.finditer(pattern, lowered):
+            add(windows(), m.span())
+    for m in re.finditer(r"\b(?:(?P<n>\d+|a|one|two|three|four|five|six)\s+(?P<unit>day|week|month)s?\s+ago)\b", lowered):
+        n = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}.get(m["n"], None) or int(m["n"])
+        if m["unit"] == "day":
+            add([_day_window((today - dt.timedelta(days=n)).date(), m.group(0))], m.span())
+        elif m["unit"] == "week":
+            start = today - dt.timedelta(days=7 * n + today.weekday())
+            add([Window(start, start + dt.timedelta(days=7), m.group(0))], m.span())
+        else:
+            y, mo = divmod(now.year * 12 + now.month - 1 - n, 12)
+            add([_month_window(y, mo + 1)], m.span())
+    for m in re.finditer(r"\b(?:in the )?(?:past|last)\s+(?P<n>\d+)\s+(?P<unit>day|week|month)s\b", lowered):
+        days = int(m["n"]) * {"day": 1, "week": 7, "month": 31}[m["unit"]]
+        add([Window(today - dt.timedelta(days=days), today + dt.timedelta(days=1), m.group(0))], m.span())
+    for m in re.finditer(rf"\b(?:(?:in|from|during|of|since)\s+)?{_YEAR}(?:'s)?(?=\W|$)", lowered):
+        year = _year_of(m)
+        if year:
+            add([Window(dt.datetime(year, 1, 1), dt.datetime(year + 1, 1, 1), str(year))], m.span())
+    return sorted(found, key=lambda f: f.span)
