@@ -6,13 +6,14 @@ import logging
 
 import typer
 
-from personalq.cli import bench, repo, serve, zoo
+from personalq.cli import bench, checkin, repo, serve, zoo
 
 app = typer.Typer(help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.", no_args_is_help=True, add_completion=False)
 app.add_typer(repo.app, name="repo")
 app.add_typer(zoo.app, name="zoo")
 app.add_typer(bench.app, name="bench")
 app.command("serve")(serve.serve)
+app.command("checkin")(checkin.checkin)
 
 
 def configure_logging(verbose: bool = False) -> None:

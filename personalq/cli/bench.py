@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
+
+from personalq.cli.common import HomeOption, settings_for
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
@@ -17,3 +19,46 @@ def import_(jsonl: Annotated[Path, typer.Argument(help="Civitai dump, one model 
 
     result = run(jsonl)
     typer.echo(result.table())
+
+
+@app.command("repo-prompts")
+def repo_prompts(
+    out: Annotated[Path, typer.Option(help="folder for cards/ and repo-prompts.jsonl")],
+    seed: Annotated[int, typer.Option(help="generator seed")] = 0,
+) -> None:
+    """Generate the Repo-Prompts repository (1,000 cards) and its 500 requests with ground truth."""
+    from personalq.eval.repo_prompts import write
+
+    cards, prompts = write(out, seed)
+    typer.echo(f"cards: {cards}\nprompts: {prompts}")
+
+
+@app.command("checkin")
+def checkin(
+    prompts: Annotated[Path, typer.Option(help="Repo-Prompts JSONL file")],
+    method: Annotated[str, typer.Option(help="checkin | dense | random | reranker | all")] = "checkin",
+    out: Annotated[Optional[Path], typer.Option(help="predictions JSONL (with --method all: one file per method, suffixed)")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Run a selection method over every instance, write predictions, print the metrics table."""
+    from personalq.checkin.backends import make_checkin
+    from personalq.eval.checkin_bench import evaluate, load_instances
+    from personalq.eval.checkin_metrics import RubricJudge, table
+    from personalq.eval.selection_methods import MethodUnavailable, make_method
+    from personalq.repository.service import Repository
+
+    settings = settings_for(home)
+    repository = Repository(settings)
+    instances = load_instances(prompts)
+    names = ["checkin", "dense", "reranker", "random"] if method == "all" else [method]
+    results: dict[str, dict | str] = {}
+    for name in names:
+        try:
+            chosen = make_method(name, repository, make_checkin(settings, repository) if name == "checkin" else None)
+        except MethodUnavailable as exc:
+            results[name] = "unavailable"
+            typer.echo(f"{name}: unavailable ({exc})", err=True)
+            continue
+        target = out if out is None or len(names) == 1 else out.with_name(f"{out.stem}.{name}{out.suffix}")
+        results[name] = evaluate(chosen, instances, RubricJudge(repository), target)
+    typer.echo(table(results))

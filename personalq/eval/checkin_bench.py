@@ -1,0 +1,33 @@
+"""Running selection methods over a Repo-Prompts file and writing predictions in the DESIGN.md schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+from personalq.eval.checkin_metrics import RubricJudge, metrics
+from personalq.eval.selection_methods import Method
+
+
+def load_instances(path: Path) -> list[dict]:
+    with Path(path).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def run(method: Method, instances: list[dict], out: Path | None = None) -> list[dict]:
+    predictions = []
+    for instance in tqdm(instances, desc=method.name, unit=" requests", leave=False):
+        prediction = {"instance_id": instance["instance_id"], **method.predict(instance)}
+        predictions.append(prediction)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for prediction in predictions:
+                handle.write(json.dumps(prediction, default=str) + "\n")
+    return predictions
+
+
+def evaluate(method: Method, instances: list[dict], judge: RubricJudge, out: Path | None = None) -> dict:
+    return metrics(instances, run(method, instances, out), judge)

@@ -1,0 +1,121 @@
+"""Scoring predictions against Repo-Prompts ground truth, and the paper's rubric judge."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from personalq.checkin.lexicon import canonical_subject
+from personalq.repository.service import Repository
+
+
+def _f1(p: float, r: float) -> float:
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def _pr(instances: list[dict], predictions: list[dict], status: str) -> tuple[float, float, float]:
+    truth = [i["ground_truth"]["status"] == status for i in instances]
+    predicted = [p["status"] == status for p in predictions]
+    tp = sum(t and p for t, p in zip(truth, predicted))
+    precision = tp / sum(predicted) if sum(predicted) else 0.0
+    recall = tp / sum(truth) if sum(truth) else 0.0
+    return precision, recall, _f1(precision, recall)
+
+
+def final_choice(prediction: dict) -> str | None:
+    if prediction["status"] == "selected":
+        return prediction["checkpoint_id"]
+    followup = prediction.get("followup") or {}
+    return followup.get("checkpoint_id") if followup.get("status") == "selected" else None
+
+
+def final_prompt(prediction: dict) -> str | None:
+    if prediction["status"] == "selected":
+        return prediction.get("prompt")
+    return (prediction.get("followup") or {}).get("prompt")
+
+
+class RubricJudge:
+    """The paper's rubric (subject, style, temporal, context; 1-5 each, averaged), applied from the structured
+    constraints the generator recorded, so it needs no model and no key."""
+
+    def __init__(self, repository: Repository):
+        self.repository = repository
+
+    def score(self, instance: dict, prediction: dict) -> float:
+        truth = instance["ground_truth"]
+        constraints = instance.get("constraints") or {}
+        if truth["status"] == "no_match":
+            return 5.0 if prediction["status"] == "no_match" else (2.0 if prediction["status"] == "clarify" else 1.0)
+        chosen_id = final_choice(prediction)
+        if chosen_id is None:
+            return 1.0
+        card = self.repository.get(chosen_id)
+        target = self.repository.get(truth["checkpoint_id"])
+        parts = []
+        wanted = constraints.get("subject")
+        subjects = {canonical_subject(s) for s in card.subjects}
+        parts.append(5.0 if wanted and canonical_subject(wanted) in subjects else 1.0)
+        if constraints.get("style"):
+            parts.append(5.0 if constraints["style"] in card.styles else 2.0)
+        if any(constraints.get(k) for k in ("created", "used", "order", "version")):
+            parts.append(5.0 if chosen_id == target.id else 3.0 if card.created_at.date() == target.created_at.date() else 1.0)
+        context = 5.0 if chosen_id == target.id else 3.0 if card.family == target.family else 1.0
+        if truth["status"] == "clarify" and prediction["status"] != "clarify":
+            context = min(context, 3.0)  # guessed where it should have asked
+        parts.append(context)
+        return float(np.mean(parts))
+
+
+def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) -> dict:
+    single = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "selected"]
+    ambiguous = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "clarify"]
+    selection_accuracy = np.mean([p["status"] == "selected" and p["checkpoint_id"] == i["ground_truth"]["checkpoint_id"] for i, p in single])
+    after_followup = np.mean([final_choice(p) == i["ground_truth"]["checkpoint_id"] for i, p in ambiguous]) if ambiguous else float("nan")
+    clarify = _pr(instances, predictions, "clarify")
+    no_match = _pr(instances, predictions, "no_match")
+    finals = [(final_choice(p), final_prompt(p)) for p in predictions]
+    finals = [(c, pr) for c, pr in finals if c]
+    cards = {c.id: c for c in judge.repository.get_many({c for c, _ in finals})}
+    trigger_rate = np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in finals]) if finals else float("nan")
+    latencies = [p["latency_ms"] for p in predictions if p.get("latency_ms") is not None]
+    per_category: dict[str, list[bool]] = {}
+    for i, p in zip(instances, predictions):
+        truth = i["ground_truth"]
+        correct = p["status"] == truth["status"] and (truth["status"] != "selected" or p["checkpoint_id"] == truth["checkpoint_id"])
+        per_category.setdefault(i.get("category", "all"), []).append(correct)
+    return {
+        "instances": len(instances),
+        "selection_accuracy": float(selection_accuracy),
+        "clarify_precision": clarify[0], "clarify_recall": clarify[1], "clarify_f1": clarify[2],
+        "no_match_precision": no_match[0], "no_match_recall": no_match[1], "no_match_f1": no_match[2],
+        "accuracy_after_followup": float(after_followup),
+        "trigger_in_prompt": float(trigger_rate),
+        "intent_score": float(np.mean([judge.score(i, p) for i, p in zip(instances, predictions)])),
+        "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else float("nan"),
+        "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else float("nan"),
+        "overall_accuracy": float(np.mean([c for cs in per_category.values() for c in cs])),
+        "per_category": {k: float(np.mean(v)) for k, v in sorted(per_category.items())},
+    }
+
+
+ROWS = [("selection accuracy (single-match)", "selection_accuracy"), ("clarification precision", "clarify_precision"),
+        ("clarification recall", "clarify_recall"), ("clarification F1", "clarify_f1"), ("no-match precision", "no_match_precision"),
+        ("no-match recall", "no_match_recall"), ("no-match F1", "no_match_f1"), ("accuracy after follow-up", "accuracy_after_followup"),
+        ("trigger in prompt", "trigger_in_prompt"), ("intent score (rubric, 1-5)", "intent_score"), ("overall accuracy", "overall_accuracy"),
+        ("latency p50 (ms)", "latency_p50_ms"), ("latency p95 (ms)", "latency_p95_ms")]
+
+
+def table(results: dict[str, dict | str]) -> str:
+    names = list(results)
+    lines = ["| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for label, key in ROWS:
+        cells = []
+        for name in names:
+            value = results[name]
+            cells.append(value if isinstance(value, str) else f"{value[key]:.3f}" if not key.startswith("latency") else f"{value[key]:.1f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    categories = sorted({c for r in results.values() if isinstance(r, dict) for c in r["per_category"]})
+    for category in categories:
+        cells = [r if isinstance(r, str) else f"{r['per_category'].get(category, float('nan')):.3f}" for r in results.values()]
+        lines.append(f"| accuracy: {category} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
