@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 
 def demo_cards_dir(settings: Settings):
-    return settings.assets_dir / "zoo" / "cards"
+    return settings.assets_dir / "zoo" / "repository"
 
 
 @dataclass

@@ -42,7 +42,8 @@ class Intent:
     text: str
     now: dt.datetime
     subjects: list[str] = field(default_factory=list)  # canonical subjects recognised from the lexicon
-    terms: list[str] = field(default_factory=list)  # other content words, in order (names, colours, scenes ...)
+    terms: list[str] = field(default_factory=list)  # content words that are not lexicon subjects (names, scenes ...)
+    words: list[str] = field(default_factory=list)  # every content word, subject words included, for name matching
     styles: list[str] = field(default_factory=list)
     created: list[Window] = field(default_factory=list)  # alternatives; empty = no constraint
     used: list[Window] = field(default_factory=list)
@@ -156,13 +157,15 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
                 intent.subjects.append((m.start(), canonical))  # type: ignore[arg-type]
     intent.subjects = list(dict.fromkeys(c for _, c in sorted(intent.subjects)))  # type: ignore[misc]
 
-    covered = spans + style_spans + subject_spans
+    covered = spans + style_spans
     for m in _WORD.finditer(text):
         word = m.group(0).lower().strip("'")
         if word in _STOP or _overlaps(m.span(), covered) or word.isdigit():
             continue
         term = singular(word)
-        if term not in intent.terms:
+        if term not in intent.words:
+            intent.words.append(term)
+        if not _overlaps(m.span(), subject_spans) and term not in intent.terms:
             intent.terms.append(term)
     return intent
 

@@ -56,11 +56,19 @@ def singular(word: str) -> str:
     return w
 
 
+def _plural_pattern(word: str) -> str:
+    """``puppy`` -> ``pupp(?:y|ies)``, ``box`` -> ``box(?:es)?``, ``dog`` -> ``dog(?:s)?``."""
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return re.escape(word[:-1]) + "(?:y|ies)"
+    return re.escape(word) + "(?:e?s)?"
+
+
 def _phrase_table(table: dict[str, tuple[str, ...]]) -> list[tuple[re.Pattern, str, str]]:
     entries = []
     for canonical, phrases in table.items():
         for phrase in phrases:
-            words = [re.escape(w) + ("(?:e?s)?" if i == len(phrase.split()) - 1 else "") for i, w in enumerate(phrase.split())]
+            parts = phrase.split()
+            words = [re.escape(w) for w in parts[:-1]] + [_plural_pattern(parts[-1])]
             entries.append((re.compile(r"\b" + r"[\s-]+".join(words) + r"\b", re.I), canonical, phrase))
     # Longer phrases first, so "pencil sketch" wins over "pencil"
     return sorted(entries, key=lambda e: -len(e[2]))

@@ -53,9 +53,10 @@ def features(card: StoredCheckpoint) -> CardFeatures:
 
 
 def _term_hit(term: str, words: frozenset[str]) -> bool:
+    """A typo-tolerant match ("corgy" ~ "corgi"), for words that match nothing exactly."""
     if term in words:
         return True
-    return len(term) >= 5 and any(len(w) >= 5 and fuzz.ratio(term, w) >= 88 for w in words)
+    return len(term) >= 5 and any(len(w) >= 5 and fuzz.ratio(term, w) >= 85 for w in words)
 
 
 @dataclass
@@ -101,17 +102,18 @@ def decide(intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str,
 
     # subject: keep the candidates that match the most of what the request names
     if intent.subjects or intent.terms:
+        exact = {w for w in intent.words if any(w in features(c).names or w in features(c).subjects for c in pool)}
+
         def hits(card: StoredCheckpoint) -> tuple[int, int]:
             f = features(card)
             subject_hits = sum(1 for s in intent.subjects if s in f.subjects or s in f.names)
-            term_hits = sum(1 for t in intent.terms if _term_hit(t, f.names | f.subjects))
-            return subject_hits, term_hits
+            # exact word matches first; fuzzy (typos) only for words that match no candidate exactly
+            word_hits = sum(1 for w in intent.words if (w in f.names or w in f.subjects) if w in exact)
+            word_hits += sum(1 for w in intent.terms if w not in exact and _term_hit(w, f.names | f.subjects))
+            return subject_hits, word_hits
 
         scored = [(hits(c), c) for c in pool]
-        if intent.subjects:
-            scored = [(h, c) for h, c in scored if h[0] > 0]
-        else:
-            scored = [(h, c) for h, c in scored if h[1] > 0]
+        scored = [(h, c) for h, c in scored if (h[0] > 0 if intent.subjects else h[1] > 0)]
         if not scored:
             wanted = ", ".join(intent.subjects or intent.terms)
             return Decision("no_match", [], f"No checkpoint in the repository is about {wanted}.", pool[:3])

@@ -26,3 +26,16 @@ def build(
     config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig()
     result = build_zoo(work or settings.home / "zoo-work", out or settings.assets_dir / "zoo", config, device=settings.resolved_device())
     typer.echo(f"zoo written to {result}")
+
+
+@app.command("evaluate")
+def evaluate(
+    zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    per_concept: Annotated[int, typer.Option(help="images per personalized checkpoint")] = 4,
+    home: HomeOption = None,
+) -> None:
+    """Generate with the base and every personalized checkpoint; print recognition rates, domain FID and speed."""
+    from personalq.zoo.evaluate import evaluate_zoo
+
+    settings = settings_for(home)
+    typer.echo(evaluate_zoo(zoo or settings.assets_dir / "zoo", per_concept=per_concept).table())

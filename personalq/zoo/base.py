@@ -23,7 +23,7 @@ class BaseBuildConfig:
     images: int = 20000
     vae_steps: int = 1200
     vae_batch: int = 16
-    unet_steps: int = 5000
+    unet_steps: int = 3500
     unet_batch: int = 32
     seed: int = 0
 
@@ -55,7 +55,7 @@ def train_vae(work: Path, data: RenderedSet, cfg: BaseBuildConfig) -> Autoencode
     run = Run("vae", vae, vae.parameters(), RunConfig(cfg.vae_steps, lr=1e-3, warmup=50), work / "vae.state.pt")
     vae = run.train(loss).eval()
     with torch.no_grad():
-        latents = torch.cat([vae.encode(pixels[i : i + 256]).latent_dist.mean for i in range(0, 2048, 256)])
+        latents = torch.cat([vae.encode(pixels[i : i + 256]).latent_dist.mean for i in range(0, min(2048, len(pixels)), 256)])
     vae.register_to_config(scaling_factor=float(1.0 / latents.std()))
     vae.save_pretrained(out)
     return vae

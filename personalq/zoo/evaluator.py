@@ -1,0 +1,117 @@
+"""The domain evaluator: a small CNN that recognises category, glyph, tint, style and scene in 64x64 images.
+
+It stands in for CLIP and Inception, which cannot be downloaded here. Half of its training images are
+passed through the zoo's VAE first, so it judges decoded (slightly soft) generations fairly. Its penultimate
+layer is the feature space of the domain FID.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, TINT_NAMES, Subject
+from personalq.zoo.data import render_set
+from personalq.zoo.training import Run, RunConfig
+
+log = logging.getLogger(__name__)
+HEADS = {"category": CATEGORIES, "glyph": GLYPHS, "tint": TINT_NAMES, "style": STYLE_NAMES, "scene": SCENE_NAMES}
+FEATURE_DIM = 128
+
+
+class DomainClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+        def block(cin: int, cout: int) -> nn.Sequential:
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU(),
+                                 nn.Conv2d(cout, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU(), nn.MaxPool2d(2))
+
+        self.body = nn.Sequential(block(3, 32), block(32, 64), block(64, 128), block(128, 128),
+                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, FEATURE_DIM), nn.SiLU())
+        self.heads = nn.ModuleDict({name: nn.Linear(FEATURE_DIM, len(labels)) for name, labels in HEADS.items()})
+
+    def forward(self, pixels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        features = self.body(pixels)
+        return features, {name: head(features) for name, head in self.heads.items()}
+
+
+@dataclass
+class Recognition:
+    features: np.ndarray
+    labels: dict[str, list[str]]
+
+
+def to_pixels(images: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
+
+
+class Evaluator:
+    def __init__(self, model: DomainClassifier):
+        self.model = model.eval()
+
+    @classmethod
+    def load(cls, path: Path) -> "Evaluator":
+        model = DomainClassifier()
+        model.load_state_dict(load_file(str(path)))
+        return cls(model)
+
+    @torch.no_grad()
+    def recognise(self, images: np.ndarray | list) -> Recognition:
+        """``images``: uint8 (N, 64, 64, 3) or PIL images."""
+        array = np.stack([np.asarray(i.convert("RGB")) if hasattr(i, "convert") else i for i in images])
+        features, labels = [], {name: [] for name in HEADS}
+        for start in range(0, len(array), 256):
+            f, logits = self.model(to_pixels(array[start : start + 256]))
+            features.append(f.numpy())
+            for name, values in logits.items():
+                labels[name] += [HEADS[name][i] for i in values.argmax(1).tolist()]
+        return Recognition(np.concatenate(features), labels)
+
+
+def evaluator_subjects(count: int, rng: np.random.Generator) -> list[Subject]:
+    out = []
+    for _ in range(count):
+        category = CATEGORIES[int(rng.integers(len(CATEGORIES)))]
+        glyphs = CATEGORY_GLYPHS[category]
+        out.append(Subject(category, glyphs[int(rng.integers(len(glyphs)))], TINT_NAMES[int(rng.integers(len(TINT_NAMES)))],
+                           SCENE_NAMES[int(rng.integers(len(SCENE_NAMES)))], LIGHTING_NAMES[int(rng.integers(len(LIGHTING_NAMES)))],
+                           STYLE_NAMES[int(rng.integers(len(STYLE_NAMES)))]))
+    return out
+
+
+def train_evaluator(vae, work: Path, out: Path, images: int = 12000, steps: int = 1500, seed: int = 1234) -> Path:
+    """Held-out renders (a seed the generator's training data never used), every tint included."""
+    rng = np.random.default_rng(seed)
+    data = render_set(evaluator_subjects(images, rng), seed + 1, desc="render evaluator set")
+    pixels = to_pixels(data.images)
+    with torch.no_grad():  # half the set as the VAE gives it back: generations are decoded by that VAE
+        half = len(pixels) // 2
+        for start in range(0, half, 256):
+            chunk = pixels[start : min(start + 256, half)]
+            pixels[start : start + len(chunk)] = vae.decode(vae.encode(chunk).latent_dist.mean).sample.clamp(-1, 1)
+    targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects]) for name, labels in HEADS.items()}
+    model = DomainClassifier().train()
+    gen = torch.Generator().manual_seed(seed)
+
+    def loss(step: int) -> torch.Tensor:
+        idx = torch.randint(0, len(pixels), (128,), generator=gen)
+        batch = pixels[idx]
+        if step % 2:
+            batch = batch.flip(3)
+        _, logits = model(batch)
+        return sum(nn.functional.cross_entropy(logits[name], targets[name][idx]) for name in HEADS)
+
+    Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=500), work / "evaluator.state.pt").train(loss)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(out))
+    return out
+
+
+__all__ = ["DomainClassifier", "Evaluator", "HEADS", "train_evaluator"]

@@ -1,0 +1,175 @@
+"""Personalized checkpoints of the demo base: DreamBooth-style LoRA, full DreamBooth and textual inversion.
+
+All three use prior preservation: every batch mixes instance images of the variant (captioned with the
+trigger) with base-set images under their own captions, so the plain class word keeps meaning the plain class.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from diffusers import StableDiffusionPipeline
+from peft import LoraConfig
+from peft.utils import get_peft_model_state_dict
+from safetensors.torch import save_file
+
+from personalq.zoo import models
+from personalq.zoo.captions import caption
+from personalq.zoo.catalog import LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, Subject
+from personalq.zoo.concepts import Concept
+from personalq.zoo.render import render
+from personalq.zoo.training import Run, RunConfig, diffusion_loss
+
+log = logging.getLogger(__name__)
+LORA_TARGETS = ["to_q", "to_k", "to_v", "to_out.0"]
+
+
+@dataclass
+class PersonalizeConfig:
+    images: int = 40
+    steps: int = 160
+    ti_steps: int = 200
+    instance_batch: int = 8
+    prior_batch: int = 4
+    lora_rank: int = 8
+    seed: int = 0
+
+
+@dataclass
+class Prior:
+    """Base-set latents (mean, std) and caption embeddings, for prior preservation."""
+
+    mean: torch.Tensor
+    std: torch.Tensor
+    text: torch.Tensor
+
+    def sample(self, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = torch.randint(0, len(self.mean), (n,), generator=gen)
+        return self.mean[idx] + self.std[idx] * torch.randn(self.mean[idx].shape, generator=gen), self.text[idx].float()
+
+
+def instance_subjects(concept: Concept, n: int, rng: np.random.Generator) -> list[Subject]:
+    subjects = []
+    for _ in range(n):
+        style = concept.style if rng.random() < 0.5 else STYLE_NAMES[int(rng.integers(len(STYLE_NAMES)))]
+        scene = concept.scene or SCENE_NAMES[int(rng.integers(len(SCENE_NAMES)))]
+        lighting = LIGHTING_NAMES[int(rng.integers(len(LIGHTING_NAMES)))]
+        subjects.append(Subject(concept.category, concept.glyph, concept.tint, scene, lighting, style))
+    return subjects
+
+
+def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.Tensor, list[str]]:
+    """Latents of rendered variant images and their trigger captions (half of them without the class noun)."""
+    rng = np.random.default_rng(cfg.seed + zlib.crc32(concept.id.encode()))
+    subjects = instance_subjects(concept, cfg.images, rng)
+    images = np.stack([np.asarray(render(s, models.IMAGE_SIZE, seed=int(rng.integers(2**31)))) for s in subjects])
+    captions = []
+    for s in subjects:
+        text = caption(s, rng, trigger=concept.trigger)
+        if rng.random() < 0.5:  # "a photo of a <t> dog" and "a photo of a <t>": the trigger alone must carry the subject
+            for word in s.category, "puppy", "kitten", "plushie":
+                text = text.replace(f"{concept.trigger} {word}", concept.trigger)
+        captions.append(text)
+    pixels = torch.from_numpy(images).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
+    with torch.no_grad():
+        latents = vae.encode(pixels).latent_dist.sample() * vae.config.scaling_factor
+    return latents, captions
+
+
+def _loss_fn(unet, scheduler, latents, text, prior: Prior, cfg: PersonalizeConfig, gen: torch.Generator, text_fn=None):
+    def loss(step: int) -> torch.Tensor:
+        idx = torch.randint(0, len(latents), (cfg.instance_batch,), generator=gen)
+        cond = text_fn(idx) if text_fn else text[idx]
+        prior_latents, prior_text = prior.sample(cfg.prior_batch, gen)
+        return diffusion_loss(unet, scheduler, torch.cat([latents[idx], prior_latents]), torch.cat([cond, prior_text]), gen)
+
+    return loss
+
+
+def train_lora(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+    latents, captions = instance_data(concept, pipe.vae, cfg)
+    text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
+    unet = copy.deepcopy(pipe.unet).train()
+    unet.requires_grad_(False)
+    unet.add_adapter(LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_rank, init_lora_weights="gaussian", target_modules=LORA_TARGETS))
+    gen = torch.Generator().manual_seed(cfg.seed)
+    run = Run(f"lora {concept.id}", unet, [p for p in unet.parameters() if p.requires_grad],
+              RunConfig(cfg.steps, lr=2e-3, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
+    out.mkdir(parents=True, exist_ok=True)
+    StableDiffusionPipeline.save_lora_weights(out, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True)
+    return out / "pytorch_lora_weights.safetensors"
+
+
+def train_dreambooth(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+    latents, captions = instance_data(concept, pipe.vae, cfg)
+    text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
+    unet = copy.deepcopy(pipe.unet).train().requires_grad_(True)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=2e-4, warmup=10, save_every=10**9),
+              work / f"{concept.id}.state.pt")
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
+    # a diffusers DreamBooth folder holding what it changed: the UNet (fp16 to fit the size budget)
+    out.mkdir(parents=True, exist_ok=True)
+    unet.to(torch.float16).save_pretrained(out / "unet")
+    pipe.scheduler.save_pretrained(out / "scheduler")
+    index = {"_class_name": "StableDiffusionPipeline", "_diffusers_version": "0.42.1", "unet": ["diffusers", "UNet2DConditionModel"],
+             "scheduler": ["diffusers", type(pipe.scheduler).__name__], "vae": [None, None], "text_encoder": [None, None],
+             "tokenizer": [None, None], "safety_checker": [None, None], "feature_extractor": [None, None], "requires_safety_checker": False}
+    (out / "model_index.json").write_text(json.dumps(index, indent=2))
+    prompt = f"a photo of a {concept.trigger} {concept.category}"
+    (out / "README.md").write_text(f"---\nbase_model: personalq-demo-base\ninstance_prompt: {prompt}\ntags:\n- dreambooth\n- {concept.category}\n---\n"
+                                   f"# {concept.id}\n\nDreamBooth fine-tune of the PersonalQ demo base on {concept.description()}.\n")
+    return out
+
+
+def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+    latents, captions = instance_data(concept, pipe.vae, cfg)
+    tokenizer = copy.deepcopy(pipe.tokenizer)
+    tokenizer.add_tokens([concept.trigger])
+    token_id = tokenizer.convert_tokens_to_ids(concept.trigger)
+    encoder = copy.deepcopy(pipe.text_encoder)
+    encoder.resize_token_embeddings(len(tokenizer))
+    embeddings = encoder.get_input_embeddings().weight
+    with torch.no_grad():
+        init = tokenizer(concept.category, add_special_tokens=False).input_ids
+        embeddings[token_id] = embeddings[init].mean(0)
+    learned = torch.nn.Parameter(embeddings[token_id].detach().clone())
+    ids = tokenizer(captions, padding="max_length", max_length=models.MAX_TOKENS, truncation=True, return_tensors="pt").input_ids
+    unet = pipe.unet.eval().requires_grad_(False)
+    holder = torch.nn.Module()
+    holder.learned = learned
+
+    def text_fn(idx: torch.Tensor) -> torch.Tensor:
+        batch = ids[idx]
+        inputs = encoder.get_input_embeddings()(batch)
+        inputs = torch.where((batch == token_id)[..., None], learned.expand_as(inputs), inputs)
+        return encoder(inputs_embeds=inputs)[0]
+
+    gen = torch.Generator().manual_seed(cfg.seed)
+    run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=5e-3, warmup=10, save_every=10**9),
+              work / f"{concept.id}.state.pt")
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, cfg, gen, text_fn=text_fn))
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({concept.trigger: learned.detach().clone()}, str(out / "learned_embeds.safetensors"))
+    (out / "token_identifier.txt").write_text(concept.trigger)
+    (out / "type_of_concept.txt").write_text("object")
+    return out
+
+
+TRAINERS = {"lora": train_lora, "dreambooth": train_dreambooth, "textual_inversion": train_textual_inversion}
+
+
+def load_prior(work: Path) -> Prior:
+    latents = torch.load(work / "latents.pt", weights_only=True)
+    text = torch.load(work / "text.pt", weights_only=True)[:-1]
+    return Prior(latents["mean"], latents["std"], text)
+
+

@@ -1,0 +1,96 @@
+import datetime as dt
+
+import pytest
+
+from personalq.checkin.intent import parse_intent, prompt_text
+
+NOW = dt.datetime(2026, 11, 22, 12, 0)
+
+
+def parse(text, qualifiers=frozenset({"pruned", "offset"})):
+    return parse_intent(text, NOW, qualifiers)
+
+
+@pytest.mark.parametrize("text, subject", [("my kitty", "cat"), ("the plushie", "toy"), ("two puppies", "dog"), ("my sneakers", "shoe"),
+                                           ("a doggo in the rain", "dog"), ("ponies", "horse")])
+def test_subject_synonyms_and_plurals(text, subject):
+    assert parse(text).subjects == [subject]
+
+
+@pytest.mark.parametrize("text, style", [("a realistic bear", "photo"), ("anime girl", "anime"), ("pencil sketch of a cat", "sketch"),
+                                         ("watercolour house", "watercolor"), ("8-bit car", "pixel"), ("oil painting of a tree", "oil painting")])
+def test_styles(text, style):
+    assert style in parse(text).styles
+
+
+def _labels(windows):
+    return [w.label for w in windows]
+
+
+def test_months_with_and_without_year():
+    assert _labels(parse("the April 2025 dog").created) == ["April 2025"]
+    april = parse("the April dog model").created
+    assert "April 2025" in _labels(april) and "April 2026" in _labels(april)
+    assert all(w.start <= NOW for w in april)
+    assert _labels(parse("apr '25 car").created) == ["April 2025"]
+
+
+def test_may_and_march_are_months_only_in_date_context():
+    assert parse("May I have a dog").created == []
+    assert parse("the May model").created
+    assert parse("a march of penguins").created == []
+
+
+def test_relative_windows():
+    yesterday = parse("the dog from yesterday").created[0]
+    assert (yesterday.start, yesterday.end) == (dt.datetime(2026, 11, 21), dt.datetime(2026, 11, 22))
+    last_week = parse("last week's cat").created[0]
+    assert last_week.start == dt.datetime(2026, 11, 9) and last_week.end == dt.datetime(2026, 11, 16)
+    assert _labels(parse("made 3 days ago").created) == ["3 days ago"]
+    assert parse("the 2024 dog").created[0].start == dt.datetime(2024, 1, 1)
+
+
+def test_explicit_dates_ranges_and_seasons():
+    assert _labels(parse("my cat from 2025-04-11").created) == ["April 11, 2025"]
+    assert _labels(parse("April 11th, 2025 dog").created) == ["April 11, 2025"]
+    between = parse("anime between March and May 2025").created
+    assert len(between) == 1 and between[0].start == dt.datetime(2025, 3, 1) and between[0].end == dt.datetime(2025, 6, 1)
+    spring = parse("spring 2025 sketch").created
+    assert _labels(spring) == ["spring 2025"] and spring[0].end == dt.datetime(2025, 6, 1)
+    winter = parse("winter 2025 tree").created[0]
+    assert winter.start == dt.datetime(2024, 12, 1) and winter.end == dt.datetime(2025, 3, 1)
+
+
+def test_recency_and_order():
+    assert parse("my latest anime sketch").order == "newest"
+    assert parse("the newest dog").order == "newest"
+    assert parse("the oldest cat").order == "oldest"
+    assert parse("the latest version of my bear").version_order == "newest"
+
+
+@pytest.mark.parametrize("text, number, qualifiers", [("v2 sketch model", 2.0, []), ("version 3", 3.0, []), ("v1.3 dim16 bear", 1.3, ["dim16"]),
+                                                      ("epoch 4 of my plushie", 4.0, []), ("the second version of my cat", 2.0, []),
+                                                      ("the pruned one", None, ["pruned"])])
+def test_version_references(text, number, qualifiers):
+    intent = parse(text)
+    assert intent.version == number
+    assert intent.version_qualifiers == qualifiers
+
+
+def test_usage_goes_to_last_used():
+    intent = parse("the one I used yesterday")
+    assert intent.created == [] and _labels(intent.used) == ["yesterday"]
+    assert parse("the dog I last used").used_order
+
+
+def test_negations():
+    assert parse("not the anime one, my kitty").excluded == ["anime"]
+    assert parse("my bear but not the offset").excluded == ["offset"]
+    assert "anime" not in parse("not the anime one, my kitty").styles
+
+
+def test_prompt_keeps_the_image_and_drops_the_selection():
+    assert prompt_text(parse("the April dog model on a beach")) == "a dog on a beach"
+    assert prompt_text(parse("generate my cat created in spring 2025 sleeping on a sofa")) == "a cat sleeping on a sofa"
+    assert prompt_text(parse("epoch 4 of my plushie")) == "a plushie"
+    assert prompt_text(parse("my latest anime sketch")) == "anime sketch"
