@@ -19,6 +19,8 @@ from personalq.repository.versions import family_stem, parse_version
         ("4", 4.0, ()),
         ("bear_v2-000004", 4.0, ()),
         ("final", None, ("final",)),
+        ("Gothic style 2", 2.0, ("gothic", "style")),
+        ("v1C", 1.0, ("c",)),
     ],
 )
 def test_parse_version(text, number, qualifiers):

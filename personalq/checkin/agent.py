@@ -65,17 +65,12 @@ class Reasoner(Protocol):
 
     def decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision: ...
 
-    def phrase(self, intent: Intent, candidates: list[StoredCheckpoint], question) -> tuple[str, list[Option]] | None: ...
-
 
 class LocalReasoner:
     name = "local"
 
     def decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision:
         return decide(intent, candidates, scores)
-
-    def phrase(self, intent, candidates, question):
-        return None
 
 
 class InvalidRequest(ValueError):
@@ -184,15 +179,11 @@ class CheckIn:
         if decision.status == "no_match":
             return CheckinResult(status="no_match", reason=decision.reason, session=session_id, engine=engine, intent=intent.describe(),
                                  alternatives=[Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at) for c in decision.alternatives])
-        question = ask(decision.remaining)
-        text, options = question.text, question.options
-        phrased = None
-        try:
-            phrased = self.reasoner.phrase(intent, decision.remaining, question)
-        except Exception as exc:
-            log.warning("%s could not phrase the question (%s); using the local wording", engine, exc)
-        if phrased:
-            text, options = phrased
+        if decision.phrasing:
+            text, options = decision.phrasing
+        else:
+            question = ask(decision.remaining)
+            text, options = question.text, question.options
         state = SessionState(prompt=prompt, candidate_ids=[c.id for c in decision.remaining], options=options,
                              scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining})
         if session_id:

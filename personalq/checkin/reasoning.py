@@ -65,6 +65,7 @@ class Decision:
     remaining: list[StoredCheckpoint]
     reason: str = ""
     alternatives: list[StoredCheckpoint] = field(default_factory=list)
+    phrasing: tuple[str, list] | None = None  # an LLM's validated question and options, when it wrote them
 
     @property
     def chosen(self) -> StoredCheckpoint | None:

@@ -32,10 +32,11 @@ def build(
 def evaluate(
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
     per_concept: Annotated[int, typer.Option(help="images per personalized checkpoint")] = 4,
+    per_prompt: Annotated[int, typer.Option(help="base images per (category, scene) prompt")] = 2,
     home: HomeOption = None,
 ) -> None:
     """Generate with the base and every personalized checkpoint; print recognition rates, domain FID and speed."""
     from personalq.zoo.evaluate import evaluate_zoo
 
     settings = settings_for(home)
-    typer.echo(evaluate_zoo(zoo or settings.assets_dir / "zoo", per_concept=per_concept).table())
+    typer.echo(evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept).table())

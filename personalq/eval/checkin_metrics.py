@@ -53,8 +53,8 @@ class RubricJudge:
         target = self.repository.get(truth["checkpoint_id"])
         parts = []
         wanted = constraints.get("subject")
-        subjects = {canonical_subject(s) for s in card.subjects}
-        parts.append(5.0 if wanted and canonical_subject(wanted) in subjects else 1.0)
+        if wanted:
+            parts.append(5.0 if canonical_subject(wanted) in {canonical_subject(s) for s in card.subjects} else 1.0)
         if constraints.get("style"):
             parts.append(5.0 if constraints["style"] in card.styles else 2.0)
         if any(constraints.get(k) for k in ("created", "used", "order", "version")):

@@ -142,6 +142,18 @@ class Card(BaseModel):
         payload = self.model_dump(mode="json", exclude={"last_used_at"})
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
+    def identity_text(self) -> str:
+        """What dense retrieval embeds: who the checkpoint is (name, main subjects, styles).
+
+        Descriptions are long and mostly boilerplate on real repositories; leaving them to BM25 (which
+        sees the full :meth:`index_text`) makes embedding about 3x cheaper.
+        """
+        parts = [self.name]
+        for values in (self.subjects[:4], self.styles[:2]):
+            if values:
+                parts.append(", ".join(values))
+        return ". ".join(parts)
+
     def index_text(self) -> str:
         """The text that dense and sparse retrieval see: what a person might say about this checkpoint."""
         parts = [self.name]

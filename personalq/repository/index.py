@@ -24,8 +24,13 @@ COLLECTION = "checkpoints"
 @dataclass
 class IndexedDoc:
     id: str
-    text: str
+    text: str  # full card text, for BM25
     content_hash: str
+    dense_text: str = ""  # compact identity text, for the embedding; defaults to ``text``
+
+    @property
+    def embed_text(self) -> str:
+        return self.dense_text or self.text
 
 
 @dataclass
@@ -68,13 +73,17 @@ class DenseIndex:
             try:
                 self._collection = self._open()
             except Exception as exc:  # a corrupt or foreign folder: the index is derived data, rebuild it
-                log.warning("Chroma index at %s cannot be opened (%s); rebuilding it from the database", self.path, exc)
-                from chromadb.api.shared_system_client import SharedSystemClient
-
-                SharedSystemClient.clear_system_cache()  # Chroma caches one client per path in-process
-                shutil.rmtree(self.path, ignore_errors=True)
-                self._collection = self._open()
+                self.reset(exc)
         return self._collection
+
+    def reset(self, reason: Exception) -> None:
+        """Throw the index folder away and start an empty one (SQLite can always refill it)."""
+        log.warning("Chroma index at %s is unusable (%s); rebuilding it from the database", self.path, reason)
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()  # Chroma caches one client per path in-process
+        shutil.rmtree(self.path, ignore_errors=True)
+        self._collection = self._open()
 
     def fingerprints(self) -> dict[str, str]:
         got = self.collection.get(include=["metadatas"])
@@ -83,11 +92,11 @@ class DenseIndex:
     def upsert(self, docs: list[IndexedDoc], batch: int = 512) -> None:
         for start in range(0, len(docs), batch):
             chunk = docs[start : start + batch]
-            vectors = embed([d.text for d in chunk])
+            vectors = embed([d.embed_text for d in chunk])
             self.collection.upsert(
                 ids=[d.id for d in chunk],
                 embeddings=vectors.tolist(),
-                documents=[d.text for d in chunk],
+                documents=[d.embed_text for d in chunk],
                 metadatas=[{"hash": d.content_hash} for d in chunk],
             )
 
@@ -97,7 +106,11 @@ class DenseIndex:
 
     def sync(self, docs: list[IndexedDoc]) -> SyncReport:
         started = time.perf_counter()
-        existing = self.fingerprints()
+        try:
+            existing = self.fingerprints()
+        except Exception as exc:  # files deleted or damaged under a running client
+            self.reset(exc)
+            existing = {}
         wanted = {d.id: d for d in docs}
         stale = [d for d in docs if d.id in existing and existing[d.id] != d.content_hash]
         missing = [d for d in docs if d.id not in existing]

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from personalq.config import Settings
 from personalq.repository.card import Card
@@ -104,6 +104,48 @@ def _to_stored(row: Checkpoint) -> StoredCheckpoint:
     return StoredCheckpoint.model_validate(data)
 
 
+@dataclass
+class _Known:
+    """Rows an import can collide with, loaded in bulk up front and kept current as the import adds rows."""
+
+    by_id: dict[str, Checkpoint]
+    by_sha: dict[str, Checkpoint]
+    families: set[str]
+    terms: list[dict] = field(default_factory=list)  # written with one executemany after the rows
+    stale_terms: list[str] = field(default_factory=list)  # ids whose old terms go first
+
+    def write_terms(self, session: Session) -> None:
+        """Terms are plain rows: one batched INSERT instead of tens of thousands of ORM objects."""
+        for start in range(0, len(self.stale_terms), 500):
+            session.execute(delete(CheckpointTerm).where(CheckpointTerm.checkpoint_id.in_(self.stale_terms[start : start + 500])))
+        if self.terms:
+            session.execute(insert(CheckpointTerm), self.terms)
+        self.terms, self.stale_terms = [], []
+
+    @classmethod
+    def load(cls, session: Session, staged) -> "_Known":
+        ids = sorted({record.card.id for _, record, _ in staged})
+        shas = sorted({digest for _, _, digest in staged if digest})
+        rows: list[Checkpoint] = []
+        for chunk in range(0, max(len(ids), len(shas)), 500):
+            condition = Checkpoint.id.in_(ids[chunk : chunk + 500]) | Checkpoint.weights_sha256.in_(shas[chunk : chunk + 500])
+            rows += session.scalars(select(Checkpoint).where(condition)).all()
+        families = set(session.scalars(select(Family.id)))
+        return cls({r.id: r for r in rows}, {r.weights_sha256: r for r in rows if r.weights_sha256}, families)
+
+    def fetch(self, session: Session, checkpoint_id: str) -> Checkpoint | None:
+        """A row whose id was not among the staged ids (a made-up id after a collision)."""
+        row = session.get(Checkpoint, checkpoint_id)
+        if row is not None:
+            self.remember(row)
+        return row
+
+    def remember(self, row: Checkpoint) -> None:
+        self.by_id[row.id] = row
+        if row.weights_sha256:
+            self.by_sha[row.weights_sha256] = row
+
+
 class Repository:
     """The system of record for checkpoints; the UI, Check-in and serving all go through it."""
 
@@ -162,7 +204,8 @@ class Repository:
     def documents(self) -> list[IndexedDoc]:
         with self.sessions() as session:
             rows = session.execute(select(Checkpoint.id, Checkpoint.card_json, Checkpoint.content_hash)).all()
-        return [IndexedDoc(i, Card.model_validate_json(j).index_text(), h) for i, j, h in rows]
+        cards = [(i, Card.model_validate_json(j), h) for i, j, h in rows]
+        return [IndexedDoc(i, card.index_text(), h, card.identity_text()) for i, card, h in cards]
 
     # -- search ----------------------------------------------------------------------------------------
 
@@ -245,14 +288,29 @@ class Repository:
         return report
 
     def _write(self, staged, replace: bool, report: ImportReport) -> None:
+        """Fast path: everything decided in memory and flushed once (batched INSERTs). Should the database
+        still refuse something, redo the import entry by entry inside savepoints to pin the failure down."""
+        try:
+            report.outcomes.extend(self._write_batch(staged, replace, isolate=False))
+        except IntegrityError:
+            log.info("a record was refused by the database; importing entry by entry to find it")
+            report.outcomes.extend(self._write_batch(staged, replace, isolate=True))
+
+    def _write_batch(self, staged, replace: bool, isolate: bool) -> list[ImportOutcome]:
         written: list[IndexedDoc] = []
         outcomes: list[ImportOutcome] = []
         with self.sessions() as session:
-            with session.begin():
+            with session.begin(), session.no_autoflush:
+                known = _Known.load(session, staged)
                 for entry, record, digest in staged:
                     try:
-                        with session.begin_nested():
-                            outcome, doc = self._write_one(session, record, digest, replace)
+                        if isolate:
+                            with session.begin_nested():
+                                outcome, doc = self._write_one(session, known, record, digest, replace)
+                                session.flush()
+                                known.write_terms(session)
+                        else:
+                            outcome, doc = self._write_one(session, known, record, digest, replace)
                     except ImportProblem as exc:
                         outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, str(exc)), None
                     except IntegrityError as exc:
@@ -261,6 +319,8 @@ class Repository:
                     outcomes.append(outcome)
                     if doc is not None:
                         written.append(doc)
+                session.flush()
+                known.write_terms(session)
                 try:
                     self.dense.upsert(written)
                 except Exception:
@@ -268,16 +328,17 @@ class Repository:
                     session.rollback()
                     self.dense.sync(self.documents())
                     raise
-        report.outcomes.extend(outcomes)
+        return outcomes
 
-    def _write_one(self, session: Session, record: ImportedCheckpoint, digest: str | None, replace: bool) -> tuple[ImportOutcome, IndexedDoc | None]:
+    def _write_one(self, session: Session, known: "_Known", record: ImportedCheckpoint, digest: str | None,
+                   replace: bool) -> tuple[ImportOutcome, IndexedDoc | None]:
         card = record.card
         content = _content_hash(card, digest)
-        same_weights = session.scalar(select(Checkpoint).where(Checkpoint.weights_sha256 == digest)) if digest else None
-        target = same_weights or session.get(Checkpoint, card.id)
+        same_weights = known.by_sha.get(digest) if digest else None
+        target = same_weights or known.by_id.get(card.id) or known.fetch(session, card.id)
         if target is not None and same_weights is None and not record.id_is_explicit and target.weights_sha256 != digest:
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
-            target = session.get(Checkpoint, card.id)
+            target = known.by_id.get(card.id) or known.fetch(session, card.id)
         if target is not None:
             if target.content_hash == content:
                 return ImportOutcome("", "unchanged", target.id, "already in the repository"), None
@@ -290,8 +351,9 @@ class Repository:
             card = card.model_copy(update={"id": target.id})
         row = target or Checkpoint(id=card.id)
         family_id = slugify(card.family or card.name)
-        if session.get(Family, family_id) is None:
+        if family_id not in known.families:
             session.add(Family(id=family_id, name=card.family or card.name))
+            known.families.add(family_id)
         row.name = card.name
         row.family_id = family_id
         row.version = card.version
@@ -309,17 +371,16 @@ class Repository:
         row.card_json = card.model_dump_json()
         row.content_hash = content
         row.imported_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        if target is not None:
-            row.terms.clear()  # old terms must be deleted before new ones reuse their (field, position) slots
-            session.flush()
-        row.terms = [
-            CheckpointTerm(field=name, value=value[:300], position=pos)
+        if target is None:
+            session.add(row)
+        else:
+            known.stale_terms.append(row.id)
+        known.terms += [
+            {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
             for name, values in (("trigger", card.triggers), ("subject", card.subjects), ("style", card.styles), ("tag", card.tags))
             for pos, value in enumerate(values)
         ]
-        if target is None:
-            session.add(row)
-        session.flush()
+        known.remember(row)
         status: Status = "updated" if target is not None else "imported"
         warning = "" if card.triggers else " (no trigger: prompts cannot be rewritten for it)"
-        return ImportOutcome("", status, card.id, f"{card.kind} {card.name!r}{warning}"), IndexedDoc(card.id, card.index_text(), content)
+        return ImportOutcome("", status, card.id, f"{card.kind} {card.name!r}{warning}"), IndexedDoc(card.id, card.index_text(), content, card.identity_text())

@@ -18,6 +18,7 @@ _VERSION = re.compile(
     """
 )
 _BARE_NUMBER = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)*)\s*$")
+_TRAILING_NUMBER = re.compile(r"(?<=[a-z)\]])\s+(?P<number>\d+(?:\.\d+)*)\s*$", re.I)  # "Gothic style 2"
 _KOHYA_EPOCH = re.compile(r"-(?P<epoch>\d{6})$")
 _QUALIFIER_SPLIT = re.compile(r"[\s\[\]\(\)_\-,/]+")
 _STOP_QUALIFIERS = {"v", "ver", "version", "epoch", "ep", "", "lora", "model"}
@@ -57,7 +58,7 @@ def parse_version(text: str | int | float | None) -> VersionInfo:
     if kohya:
         epoch = int(kohya.group("epoch"))
         return VersionInfo(label, float(epoch), (epoch,), (), True)
-    match = _BARE_NUMBER.match(label) or _VERSION.search(label)
+    match = _BARE_NUMBER.match(label) or _VERSION.search(label) or _TRAILING_NUMBER.search(label)
     if not match:
         words = tuple(w.lower() for w in _QUALIFIER_SPLIT.split(label) if w.lower() not in _STOP_QUALIFIERS)
         return VersionInfo(label, qualifiers=words)

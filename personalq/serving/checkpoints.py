@@ -31,7 +31,7 @@ def load_base(path: Path, device: str = "cpu") -> StableDiffusionPipeline:
     if (path / "model_index.json").exists():
         materialize_text_encoder(path)
     pipe = StableDiffusionPipeline.from_pretrained(path, safety_checker=None, feature_extractor=None, requires_safety_checker=False,
-                                                   torch_dtype=torch.float32)
+                                                   dtype=torch.float32)
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 
@@ -76,7 +76,7 @@ def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iter
         unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
         original = pipe.unet
         # stored in fp16 to save space; upcast on load (low_cpu_mem_usage would leave meta tensors behind the cast)
-        fine_tuned = UNet2DConditionModel.from_pretrained(unet_dir, torch_dtype=original.dtype, low_cpu_mem_usage=False)
+        fine_tuned = UNet2DConditionModel.from_pretrained(unet_dir, dtype=original.dtype, low_cpu_mem_usage=False)
         pipe.unet = fine_tuned.to(original.device)
         try:
             yield pipe

@@ -34,10 +34,10 @@ LORA_TARGETS = ["to_q", "to_k", "to_v", "to_out.0"]
 @dataclass
 class PersonalizeConfig:
     images: int = 40
-    steps: int = 160
-    ti_steps: int = 200
-    instance_batch: int = 8
-    prior_batch: int = 4
+    steps: int = 100
+    ti_steps: int = 150
+    instance_batch: int = 6
+    prior_batch: int = 2
     lora_rank: int = 8
     seed: int = 0
 

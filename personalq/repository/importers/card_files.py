@@ -19,14 +19,19 @@ CARD_SUFFIXES = (".yaml", ".yml", ".json")
 _NOT_CARD_KEYS = ("trainedWords", "modelVersions", "modelId", "_class_name")
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Safe YAML without anchors/aliases, so a hostile card cannot expand into gigabytes ("billion laughs")."""
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster on large imports
 
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.constructor.ConstructorError(None, None, "YAML aliases are not allowed in cards", event.start_mark)
-        return super().compose_node(parent, index)
+
+def _safe_load_without_aliases(text: str) -> object:
+    """Safe YAML that refuses anchors/aliases, so a hostile card cannot expand into gigabytes ("billion laughs").
+
+    Aliases are rejected on the event stream (parsed in C) before anything is constructed.
+    """
+    if "*" in text or "&" in text:
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise yaml.constructor.ConstructorError(None, None, "YAML aliases are not allowed in cards", event.start_mark)
+    return yaml.load(text, Loader=_LOADER)
 
 
 def load_document(path: Path) -> object:
@@ -36,7 +41,7 @@ def load_document(path: Path) -> object:
     except UnicodeDecodeError as exc:
         raise ImportProblem(f"{path.name} is not UTF-8 text") from exc
     try:
-        return yaml.load(text, Loader=_NoAliasLoader)  # JSON is a subset of YAML 1.2 for our purposes
+        return _safe_load_without_aliases(text)  # JSON is a subset of YAML 1.2 for our purposes
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
