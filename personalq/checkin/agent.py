@@ -101,9 +101,15 @@ class CheckIn:
 
             from personalq.repository.orm import Checkpoint
 
+            from bm25s.stopwords import STOPWORDS_EN
+
             with self.repository.sessions() as session:
-                versions = session.scalars(select(Checkpoint.version).where(Checkpoint.version.is_not(None)).distinct())
-                words = {q for v in versions for q in parse_version(v).qualifiers if len(q) > 2 and not q.isdigit()}
+                rows = session.execute(select(Checkpoint.version, Checkpoint.family_id).where(Checkpoint.version.is_not(None))).all()
+            # a qualifier is a word of version labels that never names a family ("pruned", "offset", "hileg"),
+            # so "arcade" in "Arcade V8" or "style" in "Gothic style 2" stays a content word
+            family_words = {w for _, family in rows for w in family.split("-")}
+            words = {q for version, _ in rows for q in parse_version(version).qualifiers
+                     if len(q) > 2 and not q.isdigit() and q not in STOPWORDS_EN and q not in family_words}
             self._qualifiers = (generation, frozenset(words))
         return self._qualifiers[1]
 

@@ -35,6 +35,9 @@ _STOP = frozenset("a an the my me i you it its of on in at to for with from by a
                   "loras version please some any that this those these which what who where when used use using made created trained build "
                   "built new old latest newest recent recently oldest earliest first last most style styled look looking like".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'+.-]*[a-z0-9]|[a-z0-9]", re.I)
+# a scene or action phrase: what the image should show around the subject, not which checkpoint to use
+_CONTEXT = re.compile(r"\b(?:on|in|at|near|under|over|by|beside|inside|against|during|wearing|holding|sitting|standing|running|"
+                      r"eating|playing|riding|walking|flying|swimming|sleeping|with)\b.*$", re.I)
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Intent:
     subjects: list[str] = field(default_factory=list)  # canonical subjects recognised from the lexicon
     terms: list[str] = field(default_factory=list)  # content words that are not lexicon subjects (names, scenes ...)
     words: list[str] = field(default_factory=list)  # every content word, subject words included, for name matching
+    context: list[str] = field(default_factory=list)  # words of scene phrases ("on a beach", "wearing a hat")
     styles: list[str] = field(default_factory=list)
     created: list[Window] = field(default_factory=list)  # alternatives; empty = no constraint
     used: list[Window] = field(default_factory=list)
@@ -158,15 +162,24 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     intent.subjects = list(dict.fromkeys(c for _, c in sorted(intent.subjects)))  # type: ignore[misc]
 
     covered = spans + style_spans
+    scene = _CONTEXT.search(text)
+    scene_start = scene.start() if scene else len(text)
     for m in _WORD.finditer(text):
-        word = m.group(0).lower().strip("'")
-        if word in _STOP or _overlaps(m.span(), covered) or word.isdigit():
+        if _overlaps(m.span(), covered):
             continue
-        term = singular(word)
-        if term not in intent.words:
-            intent.words.append(term)
-        if not _overlaps(m.span(), subject_spans) and term not in intent.terms:
-            intent.terms.append(term)
+        # "oot-64" is matched as "oot" + "64": card names are split the same way
+        for part in dict.fromkeys([m.group(0).lower().strip("'"), *re.split(r"[-_.]", m.group(0).lower())]):
+            if not part or part in _STOP or (part.isdigit() and "-" not in m.group(0)):
+                continue
+            term = singular(part) if not part.isdigit() else part
+            if m.start() >= scene_start and not _overlaps(m.span(), subject_spans):
+                if term not in intent.context:
+                    intent.context.append(term)
+                continue
+            if term not in intent.words:
+                intent.words.append(term)
+            if not _overlaps(m.span(), subject_spans) and term not in intent.terms:
+                intent.terms.append(term)
     return intent
 
 

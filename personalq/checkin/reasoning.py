@@ -41,7 +41,8 @@ def features(card: StoredCheckpoint) -> CardFeatures:
     if cached is None:
         subjects = {canonical_subject(s) for s in card.subjects}
         subjects |= {canonical_subject(w) for s in card.subjects for w in _WORDS.findall(s.lower())}
-        names = {singular(w) for text in (card.name, card.family or "", *card.tags, *card.triggers) for w in _WORDS.findall(text.lower())}
+        names = {w if w.isdigit() else singular(w) for text in (card.name, card.family or "", *card.tags, *card.triggers)
+                 for w in _WORDS.findall(text.lower())}
         styles = {canonical_style(s) for s in card.styles} | {canonical_style(t) for t in card.tags if canonical_style(t) != t.lower()}
         version = parse_version(card.version)
         qualifiers = set(version.qualifiers) | {w for w in _WORDS.findall(card.name.lower()) if w in ("pruned", "offset", "fp16", "final", "beta")}
@@ -114,7 +115,13 @@ def decide(intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str,
             return subject_hits, word_hits
 
         scored = [(hits(c), c) for c in pool]
-        scored = [(h, c) for h, c in scored if (h[0] > 0 if intent.subjects else h[1] > 0)]
+        if intent.subjects:
+            scored = [(h, c) for h, c in scored if h[0] > 0]
+        else:
+            # no known subject: the request names the checkpoint, so every name word must match
+            # (numbers and hyphen parts only rank; "fang inspection day 1.0" still finds both 1.0 versions)
+            named = [t for t in intent.terms if t.isalpha() and not t.isdigit()]
+            scored = [(h, c) for h, c in scored if h[1] > 0 and all(_term_hit(t, features(c).names | features(c).subjects) for t in named)]
         if not scored:
             wanted = ", ".join(intent.subjects or intent.terms)
             return Decision("no_match", [], f"No checkpoint in the repository is about {wanted}.", pool[:3])

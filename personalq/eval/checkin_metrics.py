@@ -76,7 +76,8 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     finals = [(final_choice(p), final_prompt(p)) for p in predictions]
     finals = [(c, pr) for c, pr in finals if c]
     cards = {c.id: c for c in judge.repository.get_many({c for c, _ in finals})}
-    trigger_rate = np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in finals]) if finals else float("nan")
+    with_trigger = [(c, pr) for c, pr in finals if cards[c].canonical_trigger]  # a card without one cannot be rewritten
+    trigger_rate = np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in with_trigger]) if with_trigger else float("nan")
     latencies = [p["latency_ms"] for p in predictions if p.get("latency_ms") is not None]
     per_category: dict[str, list[bool]] = {}
     for i, p in zip(instances, predictions):

@@ -109,4 +109,31 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
     evaluator = out / "evaluator.safetensors"
     if not evaluator.exists():
         train_evaluator(pipe.vae, work, evaluator, config.evaluator_images, config.evaluator_steps)
+    pack_for_shipping(out)
     return out
+
+
+def halve(path: Path) -> bool:
+    """Store a safetensors file's float32 tensors as float16 (metadata kept); False when already halved.
+
+    ``from_pretrained`` and ``load_lora_weights`` upcast to the pipeline's float32 on load, so this halves
+    the repository's size without changing how anything is loaded.
+    """
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    with safe_open(str(path), framework="pt") as handle:
+        metadata = handle.metadata()
+        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    if not any(t.dtype == torch.float32 for t in tensors.values()):
+        return False
+    save_file({k: t.half() if t.dtype == torch.float32 else t for k, t in tensors.items()}, str(path), metadata=metadata)
+    return True
+
+
+def pack_for_shipping(out: Path) -> None:
+    """Fit the zoo in its size budget: base UNet and LoRA adapters in float16 (VAE and embeddings stay float32)."""
+    targets = [out / "base" / "unet" / "diffusion_pytorch_model.safetensors", *sorted((out / "repository" / "weights").glob("*/pytorch_lora_weights.safetensors"))]
+    halved = sum(halve(path) for path in targets if path.exists())
+    if halved:
+        log.info("stored %d weight files in float16", halved)
