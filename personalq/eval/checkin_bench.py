@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -19,7 +20,9 @@ def load_instances(path: Path) -> list[dict]:
 def run(method: Method, instances: list[dict], out: Path | None = None) -> list[dict]:
     predictions = []
     for instance in tqdm(instances, desc=method.name, unit=" requests", leave=False):
+        started = time.perf_counter()
         prediction = {"instance_id": instance["instance_id"], **method.predict(instance)}
+        prediction.setdefault("latency_ms", (time.perf_counter() - started) * 1000)
         predictions.append(prediction)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
