@@ -6,12 +6,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 from diffusers import AutoencoderKL, StableDiffusionPipeline, UNet2DConditionModel
 
 from personalq.zoo import models
-from personalq.zoo.data import RenderedSet, base_training_set
+from personalq.zoo.data import RenderedSet, base_training_set, to_pixels
 from personalq.zoo.training import Run, RunConfig, diffusion_loss, vae_loss
 
 log = logging.getLogger(__name__)
@@ -28,10 +27,6 @@ class BaseBuildConfig:
     seed: int = 0
 
 
-def to_tensor(images: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(images).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
-
-
 def build_dataset(work: Path, cfg: BaseBuildConfig) -> RenderedSet:
     path = work / "base_set.npz"
     if not path.exists():
@@ -45,7 +40,7 @@ def train_vae(work: Path, data: RenderedSet, cfg: BaseBuildConfig) -> Autoencode
         return AutoencoderKL.from_pretrained(out)
     torch.manual_seed(cfg.seed)
     vae = models.make_vae()
-    pixels = to_tensor(data.images)
+    pixels = to_pixels(data.images)
     gen = torch.Generator().manual_seed(cfg.seed)
 
     def loss(step: int) -> torch.Tensor:
@@ -67,7 +62,7 @@ def encode_latents(work: Path, vae: AutoencoderKL, data: RenderedSet) -> tuple[t
     if path.exists():
         saved = torch.load(path, weights_only=True)
         return saved["mean"], saved["std"]
-    pixels = to_tensor(data.images)
+    pixels = to_pixels(data.images)
     means, stds = [], []
     with torch.no_grad():
         for i in range(0, len(pixels), 256):

@@ -7,11 +7,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 from tqdm import tqdm
 
 from personalq.zoo.captions import caption
 from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, Subject
 from personalq.zoo.render import render
+
+
+def to_pixels(images: np.ndarray) -> torch.Tensor:
+    """uint8 (N, H, W, 3) images as the float (N, 3, H, W) tensors in [-1, 1] that the VAE and evaluator take."""
+    return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, TINT_NAMES, Subject
-from personalq.zoo.data import render_set
+from personalq.zoo.data import render_set, to_pixels
 from personalq.zoo.training import Run, RunConfig
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,6 @@ class DomainClassifier(nn.Module):
 class Recognition:
     features: np.ndarray
     labels: dict[str, list[str]]
-
-
-def to_pixels(images: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
 
 
 class Evaluator:

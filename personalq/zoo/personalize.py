@@ -24,6 +24,7 @@ from personalq.zoo import models
 from personalq.zoo.captions import caption
 from personalq.zoo.catalog import LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, Subject
 from personalq.zoo.concepts import Concept
+from personalq.zoo.data import to_pixels
 from personalq.zoo.render import render
 from personalq.zoo.training import Run, RunConfig, diffusion_loss
 
@@ -77,9 +78,8 @@ def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.
             for word in s.category, "puppy", "kitten", "plushie":
                 text = text.replace(f"{concept.trigger} {word}", concept.trigger)
         captions.append(text)
-    pixels = torch.from_numpy(images).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
     with torch.no_grad():
-        latents = vae.encode(pixels).latent_dist.sample() * vae.config.scaling_factor
+        latents = vae.encode(to_pixels(images)).latent_dist.sample() * vae.config.scaling_factor
     return latents, captions
 
 
