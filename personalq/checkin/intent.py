@@ -60,10 +60,6 @@ class Intent:
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
 
-    @property
-    def has_constraints(self) -> bool:
-        return bool(self.created or self.used or self.version is not None or self.version_qualifiers or self.excluded or self.styles)
-
     def describe(self) -> str:
         bits = []
         if self.subjects or self.terms:

@@ -192,11 +192,6 @@ class Repository:
         with self.sessions() as session:
             return [_to_stored(row) for row in session.scalars(query)]
 
-    def family_members(self, family_ids: Iterable[str]) -> list[StoredCheckpoint]:
-        with self.sessions() as session:
-            rows = session.scalars(select(Checkpoint).where(Checkpoint.family_id.in_(list(set(family_ids)))))
-            return [_to_stored(r) for r in rows]
-
     def count(self) -> int:
         with self.sessions() as session:
             return session.scalar(select(func.count()).select_from(Checkpoint)) or 0

@@ -68,7 +68,8 @@ def card_for(concept: Concept, weights: str, preview: str) -> dict:
     }
 
 
-def _stored(concept: Concept, weights: Path) -> StoredCheckpoint:
+def stored_checkpoint(concept: Concept, weights: Path) -> StoredCheckpoint:
+    """The concept as the repository would hold it, for applying its weights before it is imported."""
     card = card_for(concept, str(weights), "")
     return StoredCheckpoint.model_validate({**card, "weights_path": str(weights)})
 
@@ -99,7 +100,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
         trained = TRAINERS[concept.kind](concept, pipe, prior, weights_dir, work / "personalize", config.personalize)
         preview = repo / "previews" / f"{concept.id}.png"
         preview.parent.mkdir(parents=True, exist_ok=True)
-        with applied(pipe, _stored(concept, trained)) as p:
+        with applied(pipe, stored_checkpoint(concept, trained)) as p:
             image = p(preview_prompt(concept), num_inference_steps=PREVIEW_STEPS, guidance_scale=5.0,
                       generator=torch.Generator().manual_seed(0), height=64, width=64).images[0]
         image.save(preview)

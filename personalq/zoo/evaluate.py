@@ -12,9 +12,8 @@ import torch
 from tqdm import tqdm
 
 from personalq.eval.image_metrics import frechet_distance, recognised
-from personalq.repository.service import StoredCheckpoint
 from personalq.serving.checkpoints import applied, load_base
-from personalq.zoo.build import card_for
+from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, SCENE_NAMES, Subject
 from personalq.zoo.concepts import concepts
 from personalq.zoo.data import render_set
@@ -83,7 +82,7 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
     built = [c for c in concepts() if (zoo / "repository" / f"{c.id}.yaml").exists()]
     for concept in tqdm(built, desc="personalized", unit=" ckpt"):
         scenes = [concept.scene or SCENE_NAMES[i % len(SCENE_NAMES)] for i in range(per_concept)]
-        card = StoredCheckpoint.model_validate({**card_for(concept, "", ""), "weights_path": str(zoo / "repository" / "weights" / concept.id)})
+        card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
         with applied(pipe, card) as p:
             images = generate(p, [f"a photo of a {concept.trigger} {concept.category}, {s}" for s in scenes], seed)
         hits = recognised(evaluator.recognise(images), concept.variant)
