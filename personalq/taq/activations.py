@@ -1,0 +1,76 @@
+"""Static activation ranges: observed at calibration, per site and timestep group, then frozen.
+
+A *site* is a named place where an activation is quantized: the input of a Linear or Conv2d
+(``down_blocks.0.resnets.0.conv1``), or a cross-attention tensor (``...attn2:q``, ``:k``, ``:v``, ``:p``).
+Activations of a diffusion UNet drift with the timestep, so each site keeps one range per group of
+timesteps (as Q-Diffusion and TFMQ-DM do); cross-attention K and V depend only on the prompt and share one.
+
+The observer keeps the true extremes and a bounded random sample of values per (site, group); ranges are
+then searched on the sample for the smallest round-trip error at the target bit width.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import torch
+
+from personalq.taq.quantizers import QuantSpec, fake_quantize, search_range
+
+SAMPLE_PER_CALL = 1024
+SAMPLE_CAP = 16384
+
+
+@dataclass
+class Observer:
+    seed: int = 0
+    samples: dict[tuple[str, int], list[torch.Tensor]] = field(default_factory=lambda: defaultdict(list))
+    extremes: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._generator = torch.Generator().manual_seed(self.seed)
+
+    def record(self, site: str, group: int, values: torch.Tensor) -> None:
+        flat = values.detach().reshape(-1).float()
+        if flat.numel() == 0:
+            return
+        key = (site, group)
+        lo, hi = float(flat.min()), float(flat.max())
+        old = self.extremes.get(key)
+        self.extremes[key] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+        if sum(s.numel() for s in self.samples[key]) < SAMPLE_CAP:
+            pick = torch.randint(0, flat.numel(), (min(SAMPLE_PER_CALL, flat.numel()),), generator=self._generator)
+            self.samples[key].append(flat[pick])
+
+    def sites(self) -> set[str]:
+        return {site for site, _ in self.extremes}
+
+    def ranges(self, site: str, groups: int, spec: QuantSpec) -> torch.Tensor:
+        """(groups, 2) ``[lo, hi]`` rows; groups never observed borrow the nearest observed one."""
+        found = {}
+        for group in range(groups):
+            key = (site, group)
+            if key not in self.extremes:
+                continue
+            lo, hi = self.extremes[key]
+            sample = torch.cat(self.samples[key] + [torch.tensor([lo, hi])]).reshape(1, -1)
+            best_lo, best_hi = search_range(sample, spec)
+            found[group] = (float(best_lo), float(best_hi))
+        if not found:
+            raise KeyError(f"no calibration data for {site}")
+        rows = [found[min(found, key=lambda g: abs(g - group))] for group in range(groups)]
+        return torch.tensor(rows, dtype=torch.float32)
+
+
+class ActivationQuantizer:
+    """Rounds an activation to the frozen range of the current timestep group."""
+
+    def __init__(self, spec: QuantSpec, ranges: torch.Tensor):
+        self.spec = spec
+        self.ranges = ranges
+        self._bounds = [(float(lo), float(hi)) for lo, hi in ranges.tolist()]
+
+    def __call__(self, x: torch.Tensor, group: int) -> torch.Tensor:
+        lo, hi = self._bounds[min(group, len(self._bounds) - 1)]
+        return fake_quantize(x, lo, hi, self.spec)

@@ -1,0 +1,119 @@
+"""The trigger-aware cross-attention processor.
+
+Installed on every ``attn2`` of a ``UNet2DConditionModel``. It quantizes the query, the key and value rows
+of every text token except the protected ones, and the attention probabilities except the protected
+columns, so the trigger's sub-tokens reach the image through a full-precision pathway while everything
+else runs at the target activation precision. Which tokens are protected comes from the shared
+:class:`QuantContext` (the trigger span for TAQ, the start token for the BOS baseline, none for plain PTQ).
+
+During calibration the same processor observes instead of quantizing: Q and the probabilities per
+timestep group, and K/V once per protection mode over the rows that mode would quantize.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from diffusers.models.attention_processor import Attention
+
+from personalq.taq.activations import ActivationQuantizer
+from personalq.taq.context import QuantContext, fit_to_batch
+
+
+@dataclass
+class AttentionQuantizers:
+    """One quantizer per cross-attention tensor; ``None`` leaves that tensor in full precision."""
+
+    query: ActivationQuantizer | None = None
+    key: ActivationQuantizer | None = None
+    value: ActivationQuantizer | None = None
+    probs: ActivationQuantizer | None = None
+
+
+def keep_protected(full: torch.Tensor, rounded: torch.Tensor, protected: torch.Tensor | None) -> torch.Tensor:
+    """``rounded`` everywhere except where ``protected`` (broadcast to ``full``) is True: there, ``full`` exactly."""
+    return rounded if protected is None else torch.where(protected, full, rounded)
+
+
+class TriggerAwareAttnProcessor:
+    def __init__(self, site: str, context: QuantContext, quantizers: AttentionQuantizers | None = None):
+        self.site = site
+        self.context = context
+        self.quantizers = quantizers or AttentionQuantizers()
+
+    # -- the three quantized stages, separate so tests can check each ------------------------------------------
+
+    def project(self, attn: Attention, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor):
+        """Q, K, V after quantization (K/V protected rows untouched); also observes during calibration."""
+        query = attn.to_q(hidden_states)
+        if attn.norm_cross:
+            encoder_hidden_states = attn.norm_encoder_hidden_states(encoder_hidden_states)
+        key, value = attn.to_k(encoder_hidden_states), attn.to_v(encoder_hidden_states)
+        batch, tokens = key.shape[0], key.shape[1]
+        context, q = self.context, self.quantizers
+        if context.observer is not None:
+            context.observer.record(f"{self.site}:q", context.group, query)
+            for mode, mask in context.observed_masks.items():
+                rows = fit_to_batch(mask, batch, tokens).to(key.device)
+                for name, tensor in (("k", key), ("v", value)):
+                    context.observer.record(f"{self.site}:{name}@{mode}", 0, tensor[~rows])
+        protected = context.protected_rows(batch, tokens, key.device)
+        rows = None if protected is None else protected[..., None]
+        if q.query is not None:
+            query = q.query(query, context.group)
+        if q.key is not None:
+            key = keep_protected(key, q.key(key, 0), rows)
+        if q.value is not None:
+            value = keep_protected(value, q.value(value, 0), rows)
+        return query, key, value
+
+    def attend(self, attn: Attention, query, key, value, attention_mask=None) -> torch.Tensor:
+        batch, tokens = key.shape[0], key.shape[1]
+        query, key, value = attn.head_to_batch_dim(query), attn.head_to_batch_dim(key), attn.head_to_batch_dim(value)
+        probs = attn.get_attention_scores(query, key, attention_mask)  # (batch * heads, pixels, tokens)
+        context = self.context
+        if context.observer is not None:
+            context.observer.record(f"{self.site}:p", context.group, probs)
+        if self.quantizers.probs is not None:
+            protected = context.protected_rows(batch, tokens, probs.device)
+            columns = None if protected is None else protected.repeat_interleave(attn.heads, dim=0)[:, None, :]
+            probs = keep_protected(probs, self.quantizers.probs(probs, context.group), columns)
+        return attn.batch_to_head_dim(torch.bmm(probs, value))
+
+    def __call__(self, attn: Attention, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args, **kwargs):
+        residual = hidden_states
+        if attn.spatial_norm is not None:
+            hidden_states = attn.spatial_norm(hidden_states, temb)
+        input_ndim = hidden_states.ndim
+        if input_ndim == 4:
+            batch, channels, height, width = hidden_states.shape
+            hidden_states = hidden_states.view(batch, channels, height * width).transpose(1, 2)
+        if attn.group_norm is not None:
+            hidden_states = attn.group_norm(hidden_states.transpose(1, 2)).transpose(1, 2)
+        if encoder_hidden_states is None:
+            encoder_hidden_states = hidden_states
+        if attention_mask is not None:
+            attention_mask = attn.prepare_attention_mask(attention_mask, encoder_hidden_states.shape[1], hidden_states.shape[0])
+
+        query, key, value = self.project(attn, hidden_states, encoder_hidden_states)
+        hidden_states = self.attend(attn, query, key, value, attention_mask)
+        hidden_states = attn.to_out[1](attn.to_out[0](hidden_states))
+
+        if input_ndim == 4:
+            hidden_states = hidden_states.transpose(-1, -2).reshape(batch, channels, height, width)
+        if attn.residual_connection:
+            hidden_states = hidden_states + residual
+        return hidden_states / attn.rescale_output_factor
+
+
+def cross_attention_names(unet: torch.nn.Module) -> list[str]:
+    """Module names of every cross-attention layer (``attn2``) of a diffusers UNet."""
+    return [name for name, module in unet.named_modules() if isinstance(module, Attention) and name.endswith("attn2")]
+
+
+def install(unet, processors: dict[str, TriggerAwareAttnProcessor]) -> None:
+    """Put ``processors`` (keyed by attn2 module name) on their layers; other layers keep what they had."""
+    modules = dict(unet.named_modules())
+    for name, processor in processors.items():
+        modules[name].set_processor(processor)

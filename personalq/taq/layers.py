@@ -1,0 +1,90 @@
+"""Linear and Conv2d layers that hold their weights packed (int8, or two int4 codes per byte) and compute with them.
+
+The weight is dequantized per call, layer by layer, so only one layer's float weight exists at a time and
+the resident model stays at its packed size. Each layer optionally rounds its input to a static range
+first (activation quantization). They subclass ``nn.Linear`` / ``nn.Conv2d`` without owning a float weight,
+so peft wraps them like any layer: LoRA adapters stay in full precision on top of the quantized base.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from personalq.taq.activations import ActivationQuantizer
+from personalq.taq.context import QuantContext
+from personalq.taq.packing import from_unsigned, pack, to_unsigned, unpack
+from personalq.taq.quantizers import QuantizedWeight, QuantSpec, dequantize
+
+
+class PackedWeight(nn.Module):
+    """Buffers ``codes`` (uint8, packed), ``scale`` and ``offset`` (float32, one per slice) of one weight."""
+
+    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, shape: torch.Size, spec: QuantSpec,
+                 row_length: int):
+        super().__init__()
+        self.register_buffer("codes", codes)
+        self.register_buffer("scale", scale)
+        self.register_buffer("offset", offset)
+        self.shape = torch.Size(shape)
+        self.spec = spec
+        self.row_length = row_length
+
+    @classmethod
+    def from_quantized(cls, quantized: QuantizedWeight) -> "PackedWeight":
+        signed = quantized.spec.kind == "log"
+        stored = pack(to_unsigned(quantized.codes, quantized.spec.bits, signed), quantized.spec.bits)
+        return cls(stored, quantized.scale.float(), quantized.offset.float(), quantized.shape, quantized.spec, quantized.codes.shape[1])
+
+    def dequantize(self) -> torch.Tensor:
+        signed = self.spec.kind == "log"
+        codes = from_unsigned(unpack(self.codes, self.spec.bits, self.row_length), self.spec.bits, signed)
+        return dequantize(codes, self.scale, self.offset, self.spec).reshape(self.shape)
+
+
+class _Quantized:
+    """What the quantized Linear and Conv2d share: the packed weight, the bias, the input quantizer."""
+
+    packed: PackedWeight
+    input_quantizer: ActivationQuantizer | None
+    context: QuantContext | None
+
+    def _init_quantized(self, packed: PackedWeight, bias: torch.Tensor | None, input_quantizer, context) -> None:
+        self.packed = packed
+        self.bias = nn.Parameter(bias.detach().float().clone(), requires_grad=False) if bias is not None else None
+        self.input_quantizer = input_quantizer
+        self.context = context
+
+    @property
+    def weight(self) -> torch.Tensor:  # what peft and diffusers read for dtype/device; computing uses the packed form
+        return self.packed.dequantize()
+
+    def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
+        if self.input_quantizer is None:
+            return x
+        return self.input_quantizer(x, self.context.group if self.context else 0)
+
+
+class QuantizedLinear(_Quantized, nn.Linear):
+    def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None):
+        nn.Module.__init__(self)
+        self.in_features, self.out_features = source.in_features, source.out_features
+        self._init_quantized(packed, source.bias, input_quantizer, context)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
+
+
+class QuantizedConv2d(_Quantized, nn.Conv2d):
+    def __init__(self, source: nn.Conv2d, packed: PackedWeight, input_quantizer=None, context=None):
+        nn.Module.__init__(self)
+        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
+                     "padding_mode", "transposed", "output_padding"):
+            setattr(self, name, getattr(source, name))
+        if self.padding_mode != "zeros":
+            raise ValueError(f"padding mode {self.padding_mode!r} is not supported by quantized convolutions")
+        self._init_quantized(packed, source.bias, input_quantizer, context)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(self._quantize_input(x), self.packed.dequantize(), self.bias, self.stride, self.padding, self.dilation, self.groups)

@@ -1,0 +1,188 @@
+"""Quantizing a UNet: packed weights for every Linear and Conv2d, static activation ranges, TAQ attention.
+
+A quantized UNet is saved as one self-contained safetensors file: the packed codes and scales, the
+remaining full-precision tensors (norms, biases, embeddings), the activation ranges, and in the metadata
+the UNet config and the :class:`TAQConfig`; :func:`load_quantized` rebuilds it without ever materializing
+the float weights.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import torch
+from diffusers import UNet2DConditionModel
+from pydantic import BaseModel, Field
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+from torch import nn
+
+from personalq.taq.activations import ActivationQuantizer, Observer
+from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
+from personalq.taq.calibration import quantizable_layers, takes_text
+from personalq.taq.context import QuantContext, attach_timestep_hook
+from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
+from personalq.taq.masks import Mode
+from personalq.taq.quantizers import QuantSpec, quantize_weight
+
+log = logging.getLogger(__name__)
+RANGE_PREFIX = "taq.range."
+ATTENTION_PARTS = {"q": "query", "k": "key", "v": "value", "p": "probs"}
+
+
+class TAQConfig(BaseModel):
+    """What ``personalq quantize`` and the app's precision control choose."""
+
+    wbits: Literal[8, 4] = 8
+    abits: Literal[8, 4, 16] = 8
+    mode: Mode = "taq"
+    quantizer: Literal["linear", "log"] = "linear"
+    granularity: Literal["tensor", "channel", "group"] = "channel"
+    group_size: int = Field(64, ge=8)
+    timestep_groups: int = Field(4, ge=1, le=20)
+
+    @property
+    def tag(self) -> str:
+        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}"
+
+    @property
+    def weight_spec(self) -> QuantSpec:
+        return QuantSpec(self.wbits, self.quantizer, self.granularity, self.group_size)
+
+    @property
+    def activation_spec(self) -> QuantSpec | None:
+        return None if self.abits == 16 else QuantSpec(self.abits, self.quantizer, "tensor")
+
+    @property
+    def needs_calibration(self) -> bool:
+        return self.abits != 16
+
+
+@dataclass
+class QuantizedUNet:
+    unet: UNet2DConditionModel
+    config: TAQConfig
+    context: QuantContext
+    ranges: dict[str, torch.Tensor] = field(default_factory=dict)  # site -> (groups, 2)
+
+
+def weight_bytes(module: nn.Module) -> int:
+    """Bytes of every parameter and buffer the module holds: what its weights actually occupy in memory."""
+    tensors = {id(t): t for t in list(module.parameters()) + list(module.buffers())}
+    return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+def activation_ranges(observer: Observer, config: TAQConfig) -> dict[str, torch.Tensor]:
+    """Frozen ranges for every site this configuration quantizes (K/V: over the rows its mode quantizes)."""
+    spec = config.activation_spec
+    ranges = {}
+    for site in sorted(observer.sites()):
+        if "@" in site:
+            base, mode = site.split("@")
+            if mode == config.mode:
+                ranges[base] = observer.ranges(site, 1, spec)
+        else:
+            ranges[site] = observer.ranges(site, config.timestep_groups, spec)
+    return ranges
+
+
+def _quantizer(ranges: dict[str, torch.Tensor], site: str, spec: QuantSpec | None) -> ActivationQuantizer | None:
+    if spec is None:
+        return None
+    if site not in ranges:
+        raise KeyError(f"calibration has no range for {site}: calibrate the same UNet that is quantized")
+    return ActivationQuantizer(spec, ranges[site])
+
+
+def _finish(unet: UNet2DConditionModel, config: TAQConfig, context: QuantContext, ranges: dict[str, torch.Tensor]) -> QuantizedUNet:
+    """Install the cross-attention processors and the timestep hook on a UNet whose layers are quantized."""
+    spec = config.activation_spec
+    if spec is not None:  # weight-only variants keep diffusers' fused attention
+        processors = {}
+        for name in cross_attention_names(unet):
+            parts = {field_name: _quantizer(ranges, f"{name}:{short}", spec) for short, field_name in ATTENTION_PARTS.items()}
+            processors[name] = TriggerAwareAttnProcessor(name, context, AttentionQuantizers(**parts))
+        install(unet, processors)
+    attach_timestep_hook(unet, context)
+    unet.requires_grad_(False)
+    return QuantizedUNet(unet, config, context, ranges)
+
+
+def _replace(root: nn.Module, site: str, module: nn.Module) -> None:
+    parent, _, child = site.rpartition(".")
+    setattr(root.get_submodule(parent) if parent else root, child, module)
+
+
+def _quantized_layer(source: nn.Module, packed: PackedWeight, input_quantizer, context) -> nn.Module:
+    cls = QuantizedConv2d if isinstance(source, nn.Conv2d) else QuantizedLinear
+    return cls(source, packed, input_quantizer, context)
+
+
+@torch.no_grad()
+def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Observer | None = None) -> QuantizedUNet:
+    """Quantize ``unet`` in place (its float weights are released layer by layer)."""
+    if config.needs_calibration and observer is None:
+        raise ValueError(f"A{config.abits} needs calibration data: pass the observer from calibrate()")
+    ranges = activation_ranges(observer, config) if config.needs_calibration else {}
+    context = QuantContext(timestep_groups=config.timestep_groups)
+    spec, act_spec = config.weight_spec, config.activation_spec
+    for site, module in list(quantizable_layers(unet)):
+        packed = PackedWeight.from_quantized(quantize_weight(module.weight, spec))
+        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
+        _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context))
+    return _finish(unet, config, context, ranges)
+
+
+def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {name: tensor.contiguous() for name, tensor in quantized.unet.state_dict().items()}
+    tensors |= {RANGE_PREFIX + site: r for site, r in quantized.ranges.items()}
+    metadata = {"taq_config": quantized.config.model_dump_json(), "unet_config": json.dumps(dict(quantized.unet.config))}
+    temporary = path.with_suffix(".partial")
+    save_file(tensors, str(temporary), metadata=metadata)
+    temporary.replace(path)  # a crash mid-write never leaves a truncated variant where serving would find it
+    return path
+
+
+class QuantizedFileError(ValueError):
+    """A file that is not a quantized UNet written by :func:`save_quantized`."""
+
+
+@torch.no_grad()
+def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}
+        config = TAQConfig.model_validate_json(metadata["taq_config"])
+        unet_config = json.loads(metadata["unet_config"])
+    except (OSError, KeyError, ValueError, SafetensorError) as error:
+        raise QuantizedFileError(f"{path} is not a readable quantized UNet: {error}") from error
+    ranges = {key[len(RANGE_PREFIX):]: tensors.pop(key) for key in list(tensors) if key.startswith(RANGE_PREFIX)}
+    with torch.device("meta"):
+        unet = UNet2DConditionModel.from_config(unet_config)
+    context = QuantContext(timestep_groups=config.timestep_groups)
+    spec, act_spec = config.weight_spec, config.activation_spec
+    for site, module in list(quantizable_layers(unet)):
+        try:
+            codes, scale, offset = (tensors.pop(f"{site}.packed.{part}") for part in ("codes", "scale", "offset"))
+        except KeyError as error:
+            raise QuantizedFileError(f"{path} lacks the packed weight of {site}") from error
+        row_length = module.weight[0].numel() if spec.granularity == "channel" else (
+            module.weight.numel() if spec.granularity == "tensor" else spec.group_size)
+        packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, row_length)
+        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
+        layer = _quantized_layer(module, packed, input_quantizer, context)
+        if module.bias is not None:
+            layer.bias = nn.Parameter(tensors.pop(f"{site}.bias"), requires_grad=False)
+        _replace(unet, site, layer)
+    missing, unexpected = unet.load_state_dict(tensors, strict=False, assign=True)
+    left_on_meta = [name for name, t in list(unet.named_parameters()) + list(unet.named_buffers()) if t.is_meta]
+    if unexpected or left_on_meta:
+        raise QuantizedFileError(f"{path} does not match its UNet config (unexpected {unexpected[:3]}, missing {left_on_meta[:3]})")
+    return _finish(unet.to(device), config, context, ranges)

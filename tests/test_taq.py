@@ -1,0 +1,215 @@
+"""TAQ: quantizer error bounds, int4 packing, trigger masks, the processor's protected rows, whole UNets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from diffusers import UNet2DConditionModel
+from peft import LoraConfig
+
+from personalq.taq.activations import ActivationQuantizer, Observer
+from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names
+from personalq.taq.calibration import observing
+from personalq.taq.context import QuantContext
+from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
+from personalq.taq.masks import MODES, token_mask
+from personalq.taq.packing import pack, unpack
+from personalq.taq.quantize import QuantizedFileError, TAQConfig, load_quantized, quantize_unet, save_quantized, weight_bytes
+from personalq.taq.quantizers import QuantSpec, quantize_weight
+from personalq.zoo.models import load_tokenizer
+
+TOKENS = 8
+TEXT_DIM = 32
+
+
+# --- quantizers ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("granularity", ["tensor", "channel", "group"])
+@pytest.mark.parametrize("bits", [8, 4])
+def test_linear_round_trip_is_within_half_a_step_inside_the_range(bits, granularity):
+    weight = torch.randn(16, 64, generator=torch.Generator().manual_seed(bits))
+    spec = QuantSpec(bits, "linear", granularity, group_size=32)
+    q = quantize_weight(weight, spec)
+    rows = weight.reshape(q.codes.shape[0], -1)
+    step = q.scale
+    lo, hi = q.offset, q.offset + step * (2**bits - 1)
+    inside = (rows >= lo) & (rows <= hi)
+    error = (q.dequantize().reshape(rows.shape) - rows).abs()
+    assert bool((error[inside] <= (step / 2 + 1e-6).expand_as(rows)[inside]).all())
+    assert int(q.codes.min()) >= 0 and int(q.codes.max()) <= 2**bits - 1
+    relative = float((error**2).mean() / rows.pow(2).mean())
+    assert relative < (1e-4 if bits == 8 else 2e-2)
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_log_round_trip_keeps_sign_and_bounded_relative_error(bits):
+    weight = torch.randn(8, 128, generator=torch.Generator().manual_seed(3))
+    spec = QuantSpec(bits, "log", "channel")
+    q = quantize_weight(weight, spec)
+    approx = q.dequantize()
+    nonzero = approx != 0
+    assert bool((torch.sign(approx[nonzero]) == torch.sign(weight[nonzero])).all())
+    peak = q.scale.expand_as(weight)
+    smallest = peak * spec.log_base ** -(spec.log_exponents - 1)
+    resolved = (weight.abs() >= smallest) & (weight.abs() <= peak)
+    relative = ((approx - weight).abs() / weight.abs())[resolved]
+    assert float(relative.max()) <= math.sqrt(spec.log_base) - 1 + 1e-4
+    assert int(q.codes.abs().max()) <= spec.log_exponents
+
+
+def test_mse_search_clips_outliers_at_4_bits():
+    weight = torch.randn(1, 4096, generator=torch.Generator().manual_seed(0))
+    weight[0, 0] = 40.0
+    q = quantize_weight(weight, QuantSpec(4, "linear", "tensor"))
+    assert float(q.offset + q.scale * 15) < 40.0  # the range was clipped below the outlier
+
+
+@pytest.mark.parametrize("length", [1, 7, 64, 65])
+def test_int4_pack_unpack_is_exact(length):
+    codes = torch.randint(0, 16, (5, length), generator=torch.Generator().manual_seed(length))
+    packed = pack(codes, 4)
+    assert packed.dtype == torch.uint8 and packed.shape == (5, (length + 1) // 2)
+    assert torch.equal(unpack(packed, 4, length).to(torch.int64), codes)
+    assert torch.equal(unpack(pack(codes * 16, 8), 8, length).to(torch.int64), codes * 16)
+
+
+# --- masks ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer()
+
+
+def _masked_tokens(tokenizer, prompt, triggers, mode="taq"):
+    mask = token_mask(tokenizer, [prompt], triggers, mode)[0]
+    ids = tokenizer(prompt, padding="max_length", max_length=tokenizer.model_max_length, truncation=True)["input_ids"]
+    return [tokenizer.convert_ids_to_tokens(i) for i, keep in zip(ids, mask.tolist()) if keep]
+
+
+def test_mask_covers_every_sub_token_of_a_split_trigger(tokenizer):
+    assert _masked_tokens(tokenizer, "a photo of <teddybear-v2> on a beach", ["<teddybear-v2>"]) == \
+        ["<", "teddy", "##be", "##ar", "-", "v", "##2", ">"]
+
+
+def test_mask_covers_repeated_and_several_triggers(tokenizer):
+    prompt = "<teddybear-v2> meets <mochi-v3>, then <TEDDYBEAR-v2> again"
+    tokens = _masked_tokens(tokenizer, prompt, ["<teddybear-v2>", "<mochi-v3>"])
+    assert tokens.count("teddy") == 2 and tokens.count("mo") + tokens.count("mochi") >= 1
+    assert "meets" not in tokens and "again" not in tokens
+
+
+def test_unconditional_half_protects_nothing_and_bos_protects_the_start(tokenizer):
+    masks = {mode: token_mask(tokenizer, ["", "a <teddybear-v2> bear"], ["<teddybear-v2>"], mode) for mode in MODES}
+    assert not masks["plain"].any()
+    assert not masks["taq"][0].any() and masks["taq"][1].sum() >= 5
+    assert masks["bos"][:, 0].all() and masks["bos"].sum() == 2
+    with pytest.raises(ValueError):
+        token_mask(tokenizer, ["x"], [], "everything")
+
+
+# --- the processor ----------------------------------------------------------------------------------------------
+
+
+def tiny_unet(sdxl: bool = False) -> UNet2DConditionModel:
+    torch.manual_seed(0)
+    extra = dict(addition_embed_type="text_time", addition_time_embed_dim=8, projection_class_embeddings_input_dim=6 * 8 + TEXT_DIM,
+                 use_linear_projection=True, transformer_layers_per_block=(1, 2)) if sdxl else {}
+    return UNet2DConditionModel(sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(32, 64),
+                                down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
+                                up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=TEXT_DIM,
+                                norm_num_groups=8, attention_head_dim=8, **extra).eval()
+
+
+def unet_inputs(sdxl: bool, batch: int = 2, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    kwargs = {"encoder_hidden_states": torch.randn(batch, TOKENS, TEXT_DIM, generator=g)}
+    if sdxl:
+        kwargs["added_cond_kwargs"] = {"text_embeds": torch.randn(batch, TEXT_DIM, generator=g), "time_ids": torch.randn(batch, 6, generator=g)}
+    return torch.randn(batch, 4, 8, 8, generator=g), kwargs
+
+
+def test_processor_leaves_protected_rows_bit_identical():
+    unet = tiny_unet()
+    name = cross_attention_names(unet)[0]
+    attn = unet.get_submodule(name)
+    spec = QuantSpec(4, "linear", "tensor")
+    coarse = ActivationQuantizer(spec, torch.tensor([[-0.5, 0.5]]))
+    context = QuantContext()
+    processor = TriggerAwareAttnProcessor(name, context, AttentionQuantizers(query=coarse, key=coarse, value=coarse))
+    hidden, text = torch.randn(2, 16, 32), torch.randn(2, TOKENS, TEXT_DIM) * 3
+    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
+    protected[1, 2:5] = True  # the conditional prompt's trigger span; the unconditional row has none
+    with torch.no_grad(), context.protecting(protected):
+        _, key, value = processor.project(attn, hidden, text)
+        full_key, full_value = attn.to_k(text), attn.to_v(text)
+    assert torch.equal(key[protected], full_key[protected]) and torch.equal(value[protected], full_value[protected])
+    assert not torch.equal(key[~protected], full_key[~protected])
+    assert not torch.equal(value[~protected], full_value[~protected])
+
+
+def calibrated(unet, sdxl: bool) -> Observer:
+    context = QuantContext(observer=Observer())
+    mask = torch.zeros(2, TOKENS, dtype=torch.bool)
+    mask[1, 1:3] = True
+    context.observed_masks = {"plain": torch.zeros_like(mask), "bos": mask.clone().fill_(False).index_fill_(1, torch.tensor([0]), True), "taq": mask}
+    with torch.no_grad(), observing(unet, context):
+        for t in (900, 500, 100):
+            sample, kwargs = unet_inputs(sdxl, seed=t)
+            unet(sample, t, **kwargs)
+    return context.observer
+
+
+@pytest.mark.parametrize("sdxl", [False, True], ids=["sd15", "sdxl"])
+def test_every_layer_is_packed_and_the_file_round_trips(sdxl, tmp_path):
+    unet = tiny_unet(sdxl)
+    sample, kwargs = unet_inputs(sdxl, seed=1)
+    with torch.no_grad():
+        reference = unet(sample, 400, **kwargs).sample
+    full_bytes = weight_bytes(unet)
+    observer = calibrated(unet, sdxl)
+    quantized = quantize_unet(unet, TAQConfig(wbits=4, abits=8, mode="taq"), observer)
+    layers = [m for m in unet.modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))]
+    assert layers and all(isinstance(m, (QuantizedLinear, QuantizedConv2d)) for m in layers)
+    assert not any(p.dtype.is_floating_point and p.dim() >= 2 and p.numel() > 256 for p in unet.parameters())
+    assert weight_bytes(unet) < 0.2 * full_bytes
+    processors = [type(p).__name__ for name, p in unet.attn_processors.items() if ".attn2." in name]
+    assert processors and set(processors) == {"TriggerAwareAttnProcessor"}
+
+    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
+    protected[1, 1:3] = True
+    with torch.no_grad(), quantized.context.protecting(protected):
+        output = unet(sample, 400, **kwargs).sample
+    error = float((output - reference).pow(2).mean() / reference.pow(2).mean())
+    assert 0 < error < 0.5
+
+    path = save_quantized(quantized, tmp_path / "unet.safetensors")
+    reloaded = load_quantized(path)
+    with torch.no_grad(), reloaded.context.protecting(protected):
+        assert torch.equal(reloaded.unet(sample, 400, **kwargs).sample, output)
+
+
+def test_lora_stays_full_precision_on_a_quantized_base():
+    unet = tiny_unet()
+    quantize_unet(unet, TAQConfig(wbits=8, abits=16))
+    unet.add_adapter(LoraConfig(r=4, lora_alpha=4, target_modules=["to_k", "to_v", "to_q", "to_out.0"], init_lora_weights=False))
+    lora = [p for name, p in unet.named_parameters() if "lora_" in name]
+    assert lora and all(p.dtype == torch.float32 for p in lora)
+    sample, kwargs = unet_inputs(False)
+    with torch.no_grad():
+        with_adapter = unet(sample, 10, **kwargs).sample
+        unet.disable_adapters()
+        without = unet(sample, 10, **kwargs).sample
+    assert not torch.allclose(with_adapter, without)
+
+
+def test_activation_quantization_needs_calibration_and_bad_files_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="calibration"):
+        quantize_unet(tiny_unet(), TAQConfig(wbits=8, abits=8))
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x00" * 64)
+    with pytest.raises(QuantizedFileError):
+        load_quantized(bad)
