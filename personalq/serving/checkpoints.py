@@ -36,6 +36,11 @@ def load_base(path: Path, device: str = "cpu") -> StableDiffusionPipeline:
     return pipe.to(device)
 
 
+def resolve_base(settings, checkpoint: StoredCheckpoint) -> str:
+    """The card's ``base_model`` as mapped in settings (a local folder or a Hub id); the bundled demo base otherwise."""
+    return settings.base_models.get(checkpoint.base_model or "", str(settings.assets_dir / "zoo" / "base"))
+
+
 def adapter_name(checkpoint_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", checkpoint_id)
 
@@ -49,12 +54,28 @@ def _lora_file(weights: Path) -> tuple[Path, str | None]:
     return weights.parent, weights.name
 
 
-@contextlib.contextmanager
-def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
-    """``with applied(pipe, card) as p:`` generates with the checkpoint; the base is restored afterwards."""
+def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu") -> UNet2DConditionModel:
+    """The full fine-tuned UNet of a DreamBooth checkpoint (stored in fp16 to save space; upcast on load)."""
+    weights = Path(checkpoint.weights_path)
+    unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
+    # low_cpu_mem_usage would leave meta tensors behind the dtype cast
+    return UNet2DConditionModel.from_pretrained(unet_dir, dtype=dtype, low_cpu_mem_usage=False).to(device)
+
+
+def replaces_unet(checkpoint: StoredCheckpoint) -> bool:
+    return checkpoint.kind in ("dreambooth", "checkpoint")
+
+
+def _require_weights(checkpoint: StoredCheckpoint) -> Path:
     if not checkpoint.weights_path:
         raise CheckpointLoadError(f"{checkpoint.id} is a metadata-only card: there are no weights to load")
-    weights = Path(checkpoint.weights_path)
+    return Path(checkpoint.weights_path)
+
+
+@contextlib.contextmanager
+def adapters_applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
+    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized)."""
+    weights = _require_weights(checkpoint)
     if checkpoint.kind == "lora":
         folder, name = _lora_file(weights)
         adapter = adapter_name(checkpoint.id)
@@ -72,15 +93,21 @@ def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iter
             yield pipe
         finally:
             pipe.unload_textual_inversion(token)
-    elif checkpoint.kind in ("dreambooth", "checkpoint"):
-        unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
-        original = pipe.unet
-        # stored in fp16 to save space; upcast on load (low_cpu_mem_usage would leave meta tensors behind the cast)
-        fine_tuned = UNet2DConditionModel.from_pretrained(unet_dir, dtype=original.dtype, low_cpu_mem_usage=False)
-        pipe.unet = fine_tuned.to(original.device)
-        try:
-            yield pipe
-        finally:
-            pipe.unet = original
+    elif replaces_unet(checkpoint):
+        yield pipe  # nothing to add: the UNet itself is the checkpoint
     else:
         raise CheckpointLoadError(f"{checkpoint.id}: cannot load checkpoints of kind {checkpoint.kind!r}")
+
+
+@contextlib.contextmanager
+def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
+    """``with applied(pipe, card) as p:`` generates with the checkpoint in full precision; the base is restored afterwards."""
+    _require_weights(checkpoint)
+    original = pipe.unet
+    if replaces_unet(checkpoint):
+        pipe.unet = load_dreambooth_unet(checkpoint, original.dtype, original.device)
+    try:
+        with adapters_applied(pipe, checkpoint):
+            yield pipe
+    finally:
+        pipe.unet = original

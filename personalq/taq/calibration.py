@@ -24,11 +24,16 @@ from personalq.taq.masks import MODES, token_mask
 
 log = logging.getLogger(__name__)
 
+# the paper's pool sizes: 16 scenes, 8 times of day / lighting, 13 styles, 12 actions
 SCENES = ("on a sunny beach", "in a lush park", "on a snowy mountain", "on a city street at night", "in a living room",
-          "by a forest lake", "in a desert", "in a kitchen")
-TIMES = ("at dawn", "at golden hour", "at blue hour", "at neon night", "on an overcast day")
-STYLES = ("photo", "sketch", "flat anime style", "watercolor", "pixel art", "vintage polaroid")
-ACTIONS = ("centered", "close-up", "seen from the side", "in the distance", "looking at the camera", "on the left")
+          "by a forest lake", "in a desert", "in a kitchen", "in a library", "on a rooftop", "in a garden",
+          "at a train station", "in a meadow", "on a wooden pier", "in a cafe", "in a studio")
+TIMES = ("at dawn", "in the morning", "at noon", "at golden hour", "at sunset", "at blue hour", "at neon night",
+         "on an overcast day")
+STYLES = ("photo", "realistic", "sketch", "pencil drawing", "flat anime style", "watercolor", "oil painting", "pixel art",
+          "vintage polaroid", "3d render", "comic style", "pastel illustration", "black and white")
+ACTIONS = ("centered", "close-up", "seen from the side", "in the distance", "looking at the camera", "on the left",
+           "on the right", "from above", "from below", "sitting", "standing", "in motion")
 
 
 def calibration_prompts(trigger: str, subject: str, count: int = 64, seed: int = 0) -> list[str]:

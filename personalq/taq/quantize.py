@@ -142,7 +142,8 @@ def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {name: tensor.contiguous() for name, tensor in quantized.unet.state_dict().items()}
     tensors |= {RANGE_PREFIX + site: r for site, r in quantized.ranges.items()}
-    metadata = {"taq_config": quantized.config.model_dump_json(), "unet_config": json.dumps(dict(quantized.unet.config))}
+    metadata = {"taq_config": quantized.config.model_dump_json(), "unet_config": json.dumps(
+        {key: value for key, value in quantized.unet.config.items() if not key.startswith("_")})}
     temporary = path.with_suffix(".partial")
     save_file(tensors, str(temporary), metadata=metadata)
     temporary.replace(path)  # a crash mid-write never leaves a truncated variant where serving would find it

@@ -1,0 +1,156 @@
+"""The serving engine: base pipelines, the model cache under a memory budget, and streamed generation.
+
+One pipeline per base model holds the parts every checkpoint shares (text encoder, VAE, tokenizer,
+scheduler); its UNet slot is filled per request from the cache with the UNet the checkpoint runs on at the
+chosen precision: the float base, a float DreamBooth fine-tune, or a quantized variant (loaded from its
+file, or produced once and stored). LoRA adapters and textual inversions go on top for the request and
+come off afterwards. One generation at a time per engine: requests queue in the app (Gradio's queue) and
+here (a lock), so no request ever sees another's adapters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import torch
+from diffusers import StableDiffusionPipeline
+
+from personalq.config import Settings
+from personalq.repository.service import StoredCheckpoint
+from personalq.serving.cache import MB, ModelCache
+from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, replaces_unet, resolve_base
+from personalq.serving.generation import Frame, GenerationParams, stream
+from personalq.serving.variants import precision_config, produce_variant, variant_path
+from personalq.taq.masks import token_mask
+from personalq.taq.quantize import QuantizedUNet, TAQConfig, load_quantized, save_quantized, weight_bytes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MemoryReport:
+    budget_bytes: int
+    pipeline_bytes: int  # text encoders and VAEs of loaded bases (always resident)
+    cached_bytes: int  # UNets in the cache
+    unet_bytes: int  # the UNet the last generation ran on
+
+    @property
+    def used_bytes(self) -> int:
+        return self.pipeline_bytes + self.cached_bytes
+
+    @property
+    def fields(self) -> dict:
+        return {"budget_mb": self.budget_bytes / MB, "in_use_mb": self.used_bytes / MB, "unet_mb": self.unet_bytes / MB}
+
+    def line(self) -> str:
+        return (f"UNet {self.unet_bytes / MB:.1f} MB · cache {self.cached_bytes / MB:.1f} MB · "
+                f"in use {self.used_bytes / MB:.1f} of {self.budget_bytes / MB:.0f} MB")
+
+
+class Engine:
+    def __init__(self, settings: Settings, calibration_captions: int = 64, calibration_steps: int = 10):
+        self.settings = settings
+        self.device = settings.resolved_device()
+        self.calibration_captions = calibration_captions
+        self.calibration_steps = calibration_steps
+        self._pipelines: dict[str, StableDiffusionPipeline] = {}
+        self.cache = ModelCache(settings.memory_budget_mb * MB)
+        self._lock = threading.Lock()
+        self._last_unet_bytes = 0
+
+    # -- resolution -----------------------------------------------------------------------------------------------
+
+    def base_location(self, checkpoint: StoredCheckpoint) -> str:
+        return resolve_base(self.settings, checkpoint)
+
+    def pipeline(self, base: str) -> StableDiffusionPipeline:
+        if base not in self._pipelines:
+            pipe = load_base(Path(base), self.device) if Path(base).exists() else self._hub_pipeline(base)
+            float_unet = pipe.unet
+            self.cache.pin(weight_bytes(pipe.text_encoder) + weight_bytes(pipe.vae), f"the text encoder and VAE of {base}")
+            self._pipelines[base] = pipe
+            self.cache.put(("unet", base, "FP32"), float_unet, weight_bytes(float_unet), f"the float UNet of {base}")
+        return self._pipelines[base]
+
+    def _hub_pipeline(self, repo_id: str) -> StableDiffusionPipeline:
+        dtype = torch.float16 if self.device == "cuda" else torch.float32
+        pipe = StableDiffusionPipeline.from_pretrained(repo_id, dtype=dtype, safety_checker=None, requires_safety_checker=False)
+        pipe.set_progress_bar_config(disable=True)
+        return pipe.to(self.device)
+
+    # -- the UNet a request runs on -------------------------------------------------------------------------------
+
+    def float_unet(self, base: str, checkpoint: StoredCheckpoint | None = None):
+        """The float UNet of the base, or of a DreamBooth checkpoint; reloaded from disk when it was evicted."""
+        if checkpoint is not None and replaces_unet(checkpoint):
+            return self.cache.get_or_load(("unet", checkpoint.id, "FP32"), lambda: load_dreambooth_unet(checkpoint, device=self.device),
+                                          weight_bytes, f"the fine-tuned UNet of {checkpoint.id}")
+        return self.cache.get_or_load(("unet", base, "FP32"), lambda: load_base(Path(base), self.device).unet, weight_bytes,
+                                      f"the float UNet of {base}")
+
+    def quantized_unet(self, checkpoint: StoredCheckpoint, config: TAQConfig) -> QuantizedUNet:
+        key = ("unet", checkpoint.id, config.tag)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        path = variant_path(checkpoint, config, self.settings.home / "taq")
+        if path.exists():
+            variant = load_quantized(path, self.device)
+        else:
+            base = self.base_location(checkpoint)
+            pipe = self.pipeline(base)
+            pipe.unet = self.float_unet(base)
+            variant = produce_variant(pipe, checkpoint, config, self.calibration_captions, self.calibration_steps)
+            save_quantized(variant, path)
+            log.info("stored %s", path)
+        self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
+        return variant
+
+    def memory(self) -> MemoryReport:
+        return MemoryReport(self.cache.budget_bytes, self.cache.pinned_bytes, self.cache.cached_bytes, self._last_unet_bytes)
+
+    def set_budget_mb(self, megabytes: int) -> None:
+        self.cache.set_budget(megabytes * MB)
+
+    # -- generation -----------------------------------------------------------------------------------------------
+
+    def generate(self, checkpoint: StoredCheckpoint, prompt: str, precision: str = "FP32", trigger_aware: bool = True,
+                 params: GenerationParams | None = None, cancel: threading.Event | None = None) -> Iterator[Frame]:
+        """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``."""
+        params = params or GenerationParams()
+        config = precision_config(precision, trigger_aware)
+        base = self.base_location(checkpoint)
+
+        def run(callback) -> object:
+            with self._lock:
+                pipe = self.pipeline(base)
+                variant = None if config is None else self.quantized_unet(checkpoint, config)
+                pipe.unet = self.float_unet(base, checkpoint) if variant is None else variant.unet
+                self._last_unet_bytes = weight_bytes(pipe.unet)
+                prompts = [params.negative_prompt, prompt]
+                mask = None if variant is None else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
+                with adapters_applied(pipe, checkpoint):
+                    started = time.perf_counter()
+                    with _protecting(variant, mask):
+                        result = pipe(prompt, negative_prompt=params.negative_prompt or None, num_inference_steps=params.steps,
+                                      guidance_scale=params.guidance, width=params.width, height=params.height,
+                                      generator=torch.Generator(self.device).manual_seed(params.seed),
+                                      callback_on_step_end=callback, callback_on_step_end_tensor_inputs=["latents"])
+                    log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
+                return result.images[0]
+
+        yield from stream(run, self._pipeline_for_preview(base), params.steps, cancel)
+
+    def _pipeline_for_preview(self, base: str) -> StableDiffusionPipeline:
+        with self._lock:
+            return self.pipeline(base)
+
+
+def _protecting(variant: QuantizedUNet | None, mask):
+    return contextlib.nullcontext() if variant is None else variant.context.protecting(mask)

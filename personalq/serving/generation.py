@@ -1,0 +1,85 @@
+"""Generation as a stream: a decoded preview after every denoising step, then the final image; cancellable.
+
+diffusers pipelines report progress through a step callback, so the pipeline runs in a worker thread and
+the callback hands each preview to the consumer through a queue. Closing the stream (a person pressed
+stop, or left) sets the cancel flag, and the worker aborts at the next step.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import torch
+from PIL import Image
+from pydantic import BaseModel, Field
+
+
+class GenerationParams(BaseModel):
+    steps: int = Field(20, ge=1, le=150)
+    guidance: float = Field(5.0, ge=0.0, le=30.0)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    width: int = Field(64, ge=32, le=2048, multiple_of=8)
+    height: int = Field(64, ge=32, le=2048, multiple_of=8)
+    negative_prompt: str = ""
+
+
+@dataclass
+class Frame:
+    image: Image.Image
+    step: int
+    total: int
+    seconds: float  # since the stream started
+    final: bool = False
+
+
+class Cancelled(Exception):
+    """The consumer stopped listening; the worker leaves the denoising loop."""
+
+
+def decode_preview(pipe, latents: torch.Tensor) -> Image.Image:
+    with torch.no_grad():
+        image = pipe.vae.decode(latents[:1] / pipe.vae.config.scaling_factor).sample
+    return pipe.image_processor.postprocess(image, output_type="pil")[0]
+
+
+Runner = Callable[[Callable], Image.Image]  # runs the pipeline with a step callback, returns the final image
+
+
+def stream(run: Runner, pipe, total_steps: int, cancel: threading.Event | None = None) -> Iterator[Frame]:
+    """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one."""
+    cancel = cancel or threading.Event()
+    frames: queue.Queue = queue.Queue()
+    started = time.perf_counter()
+    done = object()
+
+    def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
+        if cancel.is_set():
+            raise Cancelled()
+        frames.put(Frame(decode_preview(pipe, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started))
+        return tensors
+
+    def work() -> None:
+        try:
+            image = run(on_step_end)
+            frames.put(Frame(image, total_steps, total_steps, time.perf_counter() - started, final=True))
+        except Cancelled:
+            pass
+        except BaseException as error:  # handed to the consumer, which re-raises it in its own thread
+            frames.put(error)
+        finally:
+            frames.put(done)
+
+    worker = threading.Thread(target=work, name="generation", daemon=True)
+    worker.start()
+    try:
+        while (item := frames.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        cancel.set()
+        worker.join()

@@ -1,0 +1,74 @@
+"""Quantized variants of repository checkpoints: which precision means what, where the file lives, how it is made.
+
+A variant is the UNet a checkpoint runs on, quantized with TAQ (or a baseline) and calibrated on that
+checkpoint's own trigger prompts: the base UNet for LoRA adapters and textual inversions (the adapter stays
+in full precision on top), the fine-tuned UNet for DreamBooth. It is produced once and stored in a ``taq/``
+folder beside the checkpoint's weights (where ``personalq quantize`` writes it and serving looks first) or
+in the serving store under the home folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from pathlib import Path
+
+import torch
+from diffusers import StableDiffusionPipeline
+
+from personalq.repository.service import StoredCheckpoint
+from personalq.repository.versions import slugify
+from personalq.serving.checkpoints import applied
+from personalq.taq.calibration import calibrate, calibration_prompts
+from personalq.taq.quantize import QuantizedUNet, TAQConfig, quantize_unet
+
+log = logging.getLogger(__name__)
+
+PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, "W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
+
+
+def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear") -> TAQConfig | None:
+    """The app's precision menu as a TAQ configuration; ``None`` is full precision."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    bits = PRECISIONS[precision]
+    if bits is None:
+        return None
+    return TAQConfig(wbits=bits[0], abits=bits[1], mode="taq" if trigger_aware else "plain", quantizer=quantizer)
+
+
+def beside_checkpoint(checkpoint: StoredCheckpoint) -> Path:
+    weights = Path(checkpoint.weights_path)
+    return (weights if weights.is_dir() else weights.parent) / "taq"
+
+
+def variant_name(checkpoint: StoredCheckpoint, config: TAQConfig) -> str:
+    return f"{slugify(checkpoint.id)}.{config.tag}.safetensors"
+
+
+def variant_path(checkpoint: StoredCheckpoint, config: TAQConfig, store: Path) -> Path:
+    """The variant ``personalq quantize`` left beside the checkpoint, else the serving store (``HOME/taq``).
+
+    Serving writes only to its store, so a read-only checkpoint folder (a Space, the bundled zoo) still works.
+    """
+    beside = beside_checkpoint(checkpoint) / variant_name(checkpoint, config)
+    return beside if beside.exists() else Path(store) / variant_name(checkpoint, config)
+
+
+def calibration_subject(checkpoint: StoredCheckpoint) -> str:
+    return checkpoint.subjects[0] if checkpoint.subjects else "subject"
+
+
+@torch.no_grad()
+def produce_variant(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, config: TAQConfig, captions: int = 64,
+                    calibration_steps: int = 10) -> QuantizedUNet:
+    """Calibrate ``checkpoint`` in full precision on ``pipe`` (whose UNet must be the float base), then quantize."""
+    observer = None
+    with applied(pipe, checkpoint) as p:
+        if config.needs_calibration:
+            prompts = calibration_prompts(checkpoint.canonical_trigger, calibration_subject(checkpoint), captions)
+            observer = calibrate(p, prompts, checkpoint.triggers, steps=calibration_steps, timestep_groups=config.timestep_groups)
+        fine_tuned = copy.deepcopy(p.unet) if checkpoint.kind in ("dreambooth", "checkpoint") else None
+    target = fine_tuned if fine_tuned is not None else copy.deepcopy(pipe.unet)
+    log.info("quantizing %s as %s", checkpoint.id, config.tag)
+    return quantize_unet(target, config, observer)
