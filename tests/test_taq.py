@@ -213,3 +213,13 @@ def test_activation_quantization_needs_calibration_and_bad_files_are_refused(tmp
     bad.write_bytes(b"\x00" * 64)
     with pytest.raises(QuantizedFileError):
         load_quantized(bad)
+
+
+@pytest.mark.parametrize("wbits", [8, 4])
+def test_size_estimate_matches_the_quantized_model(wbits):
+    from personalq.taq.quantize import quantized_bytes
+
+    unet = tiny_unet()
+    config = TAQConfig(wbits=wbits, abits=16)
+    expected = quantized_bytes(unet, config)
+    assert weight_bytes(quantize_unet(unet, config).unet) == expected

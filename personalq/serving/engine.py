@@ -28,7 +28,7 @@ from personalq.serving.checkpoints import adapters_applied, load_base, load_drea
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.variants import precision_config, produce_variant, variant_path
 from personalq.taq.masks import token_mask
-from personalq.taq.quantize import QuantizedUNet, TAQConfig, load_quantized, save_quantized, weight_bytes
+from personalq.taq.quantize import QuantizedUNet, TAQConfig, load_quantized, quantized_bytes, save_quantized, weight_bytes
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,15 @@ class Engine:
             log.info("stored %s", path)
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
+
+    def unet_bytes_at(self, precision: str, base: str | None = None) -> int:
+        """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized)."""
+        base = base or str(self.settings.assets_dir / "zoo" / "base")
+        config = precision_config(precision)
+        with self._lock:
+            self.pipeline(base)
+            unet = self.float_unet(base)
+        return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
 
     def memory(self) -> MemoryReport:
         return MemoryReport(self.cache.budget_bytes, self.cache.pinned_bytes, self.cache.cached_bytes, self._last_unet_bytes)

@@ -76,6 +76,22 @@ def weight_bytes(module: nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
+def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
+    """What :func:`weight_bytes` will report once ``unet`` is quantized with ``config``, computed from shapes alone."""
+    spec = config.weight_spec
+    total = weight_bytes(unet)
+    for _, module in quantizable_layers(unet):
+        rows = module.weight.shape[0]
+        per_row = module.weight[0].numel()
+        if spec.granularity == "tensor":
+            rows, per_row = 1, module.weight.numel()
+        elif spec.granularity == "group":
+            rows, per_row = module.weight.numel() // spec.group_size, spec.group_size
+        code_bytes = rows * (per_row if spec.bits == 8 else (per_row + 1) // 2)
+        total += code_bytes + rows * 8 - module.weight.numel() * module.weight.element_size()
+    return total
+
+
 def activation_ranges(observer: Observer, config: TAQConfig) -> dict[str, torch.Tensor]:
     """Frozen ranges for every site this configuration quantizes (K/V: over the rows its mode quantizes)."""
     spec = config.activation_spec

@@ -1,0 +1,95 @@
+"""One person's conversation with Check-in: requests, clarification answers, picks among the nearest checkpoints.
+
+The chat tab keeps a :class:`ChatState` per browser session and calls :meth:`Conversation.reply` per message;
+everything the assistant says (the chosen checkpoint, the question and its options, the no-match reason)
+is composed here, so the UI only renders it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from personalq.checkin.agent import CheckIn, CheckinResult
+from personalq.checkin.rewrite import rewrite_prompt
+from personalq.checkin.sessions import SessionNotFound
+from personalq.repository.service import Repository, StoredCheckpoint
+
+USE_PREFIX = "Use "
+
+
+@dataclass
+class ChatState:
+    pending_session: str | None = None  # a Check-in session waiting for the answer to its question
+    offered: dict[str, str] = field(default_factory=dict)  # option label -> checkpoint id (no-match alternatives)
+    last_request: str = ""
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this person's image folder
+
+
+@dataclass
+class Turn:
+    status: str  # selected | clarify | no_match
+    text: str  # Markdown of the assistant message
+    options: list[str] = field(default_factory=list)
+    checkpoint: StoredCheckpoint | None = None
+    prompt: str | None = None
+    latency_ms: float = 0.0
+
+
+def highlight(prompt: str, triggers: list[str]) -> str:
+    """The prompt as HTML with every trigger occurrence marked."""
+    escaped = html.escape(prompt)
+    for trigger in sorted(triggers, key=len, reverse=True):
+        escaped = re.sub(re.escape(html.escape(trigger)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.IGNORECASE)
+    return escaped
+
+
+def describe(checkpoint: StoredCheckpoint, prompt: str) -> str:
+    version = f" · version {checkpoint.version}" if checkpoint.version else ""
+    return (f"**{html.escape(checkpoint.name)}**{version} · {checkpoint.created_at:%d %b %Y} · {checkpoint.kind.replace('_', ' ')}\n\n"
+            f"Prompt: {highlight(prompt, checkpoint.triggers)}")
+
+
+class Conversation:
+    def __init__(self, checkin: CheckIn, repository: Repository):
+        self.checkin = checkin
+        self.repository = repository
+
+    def reply(self, message: str, state: ChatState, now: dt.datetime | None = None) -> Turn:
+        """Answer one message; ``state`` is updated in place (pending question, offered alternatives)."""
+        if message in state.offered:
+            return self._use(state.offered[message], state)
+        result = None
+        if state.pending_session:
+            try:
+                result = self.checkin.answer(state.pending_session, message)
+            except SessionNotFound:
+                state.pending_session = None
+        if result is None:
+            state.last_request = message
+            result = self.checkin.ask(message, now)
+        return self._turn(result, state)
+
+    def _turn(self, result: CheckinResult, state: ChatState) -> Turn:
+        state.pending_session = result.session if result.status == "clarify" else None
+        state.offered = {}
+        if result.status == "selected":
+            checkpoint = self.repository.get(result.checkpoint_id)
+            return Turn("selected", describe(checkpoint, result.prompt), checkpoint=checkpoint, prompt=result.prompt,
+                        latency_ms=result.latency_ms)
+        if result.status == "clarify":
+            return Turn("clarify", html.escape(result.question or "Which one do you mean?"), [o.label for o in result.options],
+                        latency_ms=result.latency_ms)
+        state.offered = {f"{USE_PREFIX}{a.name} ({a.created_at:%b %Y})": a.checkpoint_id for a in result.alternatives}
+        nearest = " Nearest checkpoints are offered below." if state.offered else ""
+        return Turn("no_match", f"No checkpoint matches: {html.escape((result.reason or 'nothing fits the request').rstrip('.'))}.{nearest}",
+                    list(state.offered), latency_ms=result.latency_ms)
+
+    def _use(self, checkpoint_id: str, state: ChatState) -> Turn:
+        checkpoint = self.repository.get(checkpoint_id)
+        prompt = rewrite_prompt(state.last_request, checkpoint)
+        state.offered, state.pending_session = {}, None
+        return Turn("selected", describe(checkpoint, prompt), checkpoint=checkpoint, prompt=prompt)

@@ -1,0 +1,120 @@
+"""The Chat tab: a conversation with Check-in, option buttons for its questions, the image streaming as it denoises.
+
+Callbacks only translate between Gradio and :class:`~personalq.conversation.Conversation` /
+:class:`~personalq.serving.engine.Engine`; per-session state lives in ``gr.State``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from pathlib import Path
+
+import gradio as gr
+
+from personalq.checkin.agent import InvalidRequest
+from personalq.conversation import ChatState, Conversation, Turn
+from personalq.serving.cache import MB, BudgetError
+from personalq.serving.checkpoints import CheckpointLoadError
+from personalq.serving.engine import Engine
+from personalq.serving.generation import GenerationParams
+from personalq.serving.variants import PRECISIONS
+
+log = logging.getLogger(__name__)
+SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
+
+
+def _assistant(text: str, options: list[str] | None = None) -> dict:
+    message = {"role": "assistant", "content": text}
+    if options:
+        message["options"] = [{"value": o, "label": o} for o in options]
+    return message
+
+
+def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progress: str = "") -> str:
+    parts = []
+    if turn is not None:
+        parts.append(f"selection {turn.latency_ms:.0f} ms")
+    if generation_s is not None:
+        parts.append(f"generation {generation_s:.2f} s ({progress})")
+    parts.append(engine.memory().line())
+    return " · ".join(parts)
+
+
+def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, backend: str):
+    def memory_readout(precision: str) -> str:
+        unet = engine.unet_bytes_at(precision)
+        full = engine.unet_bytes_at("FP32")
+        return f"UNet weights at {precision}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
+
+    def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
+                seed: float, steps: float, guidance: float, size: str):
+        message = (message or "").strip()
+        if not message:
+            yield history, state, gr.skip(), gr.skip(), ""
+            return
+        history = list(history or []) + [{"role": "user", "content": message}]
+        try:
+            turn = conversation.reply(message, state)
+        except InvalidRequest as error:
+            yield history + [_assistant(f"I cannot use that request: {error}")], state, gr.skip(), gr.skip(), ""
+            return
+        history.append(_assistant(turn.text, turn.options))
+        preview = turn.checkpoint.preview_path if turn.checkpoint else None
+        if preview and Path(preview).exists():
+            history.append({"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}})
+        yield history, state, gr.skip(), _stats(turn, None, engine), ""
+        if turn.checkpoint is None:
+            return
+        engine.set_budget_mb(int(budget_mb))
+        side = int(SIZES.get(size, 64))
+        params = GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
+        started = time.perf_counter()
+        try:
+            for frame in engine.generate(turn.checkpoint, turn.prompt, precision, trigger_aware, params):
+                if frame.final:
+                    path = outputs_dir / state.session_id / f"{uuid.uuid4().hex[:12]}.png"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    frame.image.save(path)
+                    history.append({"role": "assistant", "content": {"path": str(path), "alt_text": turn.prompt}})
+                progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
+                yield history, state, frame.image, _stats(turn, time.perf_counter() - started, engine, progress), ""
+        except (BudgetError, CheckpointLoadError) as error:
+            history.append(_assistant(f"Could not generate: {error}"))
+            yield history, state, gr.skip(), _stats(turn, None, engine), ""
+
+    def choose(evt: gr.SelectData, history, state, *controls):
+        yield from respond(str(evt.value), history, state, *controls)
+
+    state = gr.State(ChatState())  # deep-copied for every session
+    with gr.Row():
+        with gr.Column(scale=3):
+            chatbot = gr.Chatbot(elem_id="chat", height=460, label="Conversation")
+            message = gr.Textbox(placeholder="e.g. my latest anime sketch of the dog on a beach", show_label=False, elem_id="chat-input",
+                                 submit_btn=True)
+            stats = gr.Markdown(elem_id="turn-stats")
+        with gr.Column(scale=2):
+            image = gr.Image(label="Image (streams while it denoises)", elem_id="live-image", type="pil", height=300, interactive=False)
+            stop = gr.Button("Stop", elem_id="stop", variant="stop")
+            precision = gr.Radio(list(PRECISIONS), value="FP32", label="Precision", elem_id="precision")
+            trigger_aware = gr.Checkbox(True, label="Trigger-aware (keep the trigger's cross-attention in full precision)",
+                                        elem_id="trigger-aware")
+            budget = gr.Slider(64, 8192, value=engine.settings.memory_budget_mb, step=64, label="Memory budget (MB)", elem_id="budget")
+            memory = gr.Markdown(elem_id="memory")
+            gr.Markdown(f"Check-in engine: **{backend}**", elem_id="llm-status")
+            with gr.Accordion("Generation", open=False):
+                seed = gr.Number(0, label="Seed", precision=0, minimum=0)
+                steps = gr.Slider(1, 50, value=20, step=1, label="Steps")
+                guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance")
+                size = gr.Dropdown(list(SIZES), value="64 x 64", label="Size")
+
+    controls = [precision, trigger_aware, budget, seed, steps, guidance, size]
+    outputs = [chatbot, state, image, stats, message]
+    submitted = message.submit(respond, [message, chatbot, state, *controls], outputs, concurrency_id="generation",
+                               concurrency_limit=1, api_name="chat")
+    chosen = chatbot.option_select(choose, [chatbot, state, *controls], outputs, concurrency_id="generation", api_visibility="private")
+    stop.click(None, cancels=[submitted, chosen])
+    precision.change(memory_readout, precision, memory)
+    budget.release(lambda mb, p: (engine.set_budget_mb(int(mb)), memory_readout(p))[1], [budget, precision], memory)
+    return memory_readout, precision, memory

@@ -1,0 +1,129 @@
+"""The real app on the bundled demo zoo, driven in Debian's Chromium and through gradio_client."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from personalq.config import DEFAULT_ASSETS, load_settings
+from personalq.runtime import start
+from personalq.ui.app import build_app
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    settings = load_settings(home=tmp_path_factory.mktemp("home"), assets_dir=DEFAULT_ASSETS)
+    runtime = start(settings)
+    assert runtime.repository.count() >= 60
+    app = build_app(runtime)
+    app.queue(default_concurrency_limit=4).launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True)
+    yield app.local_url
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(app_url)
+    page.wait_for_selector("#chat-input textarea")
+    yield page
+    page.close()
+
+
+def send(page, text: str) -> None:
+    page.fill("#chat-input textarea", text)
+    page.press("#chat-input textarea", "Enter")
+
+
+def wait_for_image(page, timeout: float = 90_000) -> None:
+    page.wait_for_function("document.querySelector('#turn-stats').innerText.includes('image ready')", timeout=timeout)
+    assert page.locator("#chat img").count() >= 2  # the checkpoint's preview and the generated image
+
+
+def test_a_single_match_streams_an_image(page):
+    send(page, "teddy bear v2 on a beach")
+    page.wait_for_selector("#chat mark", timeout=60_000)
+    assert "<teddybear-v2>" in page.inner_text("#chat mark")
+    assert "Teddybear bear v2" in page.inner_text("#chat")
+    page.wait_for_function("document.querySelector('#turn-stats').innerText.includes('step ')", timeout=60_000)
+    assert page.locator("#live-image img").count() == 1  # a denoising preview, before the final image
+    wait_for_image(page)
+    assert "selection" in page.inner_text("#turn-stats") and "MB" in page.inner_text("#turn-stats")
+
+
+def test_an_ambiguous_request_offers_buttons_and_a_click_generates(page):
+    send(page, "my dog on a beach")
+    button = page.get_by_role("button", name="v2", exact=True)
+    button.wait_for(timeout=60_000)
+    assert "Which" in page.inner_text("#chat")
+    button.click()
+    page.wait_for_selector("#chat mark", timeout=60_000)
+    wait_for_image(page)
+
+
+def test_a_no_match_explains_and_offers_the_nearest(page):
+    send(page, "a submarine in december watercolor")
+    page.wait_for_function("document.querySelector('#chat').innerText.includes('No checkpoint matches')", timeout=60_000)
+    assert "submarine" in page.inner_text("#chat")
+    assert page.locator("#chat button", has_text="Use ").count() >= 1
+
+
+def test_switching_precision_changes_the_memory_readout(page):
+    page.wait_for_function("document.querySelector('#memory').innerText.includes('FP32')", timeout=60_000)
+    full = page.inner_text("#memory")
+    page.get_by_label("W4A8").check()
+    page.wait_for_function("document.querySelector('#memory').innerText.includes('W4A8')", timeout=60_000)
+    quantized = page.inner_text("#memory")
+    assert "100% of FP32" in full and "% of FP32" in quantized and quantized != full
+    percent = int(quantized.split("(")[1].split("%")[0])
+    assert percent <= 15
+
+
+def test_the_repository_tab_imports_a_folder_of_cards(page, tmp_path):
+    from factories import write_card
+
+    folder = tmp_path / "new-cards"
+    write_card(folder, "zebra-v1", name="Zebra plush v1", subjects=["zebra"])
+    write_card(folder, "zebra-v2", name="Zebra plush v2", subjects=["zebra"])
+    (folder / "broken.yaml").write_text("id: [unclosed\n")
+    page.get_by_role("tab", name="Repository").click()
+    page.get_by_text("Import or remove").click()
+    page.fill("#import-path textarea", str(folder))
+    page.click("#import-button")
+    page.wait_for_function("document.querySelector('#import-status textarea').value.includes('zebra-v2')", timeout=60_000)
+    report = page.input_value("#import-status textarea")
+    assert "broken.yaml" in report and "error" in report  # the bad file is reported, the good ones land
+    page.get_by_label("Search").fill("zebra")
+    page.get_by_label("Search").press("Enter")
+    page.wait_for_function("document.querySelector('#repo-table').innerText.includes('zebra-v1')", timeout=60_000)
+
+
+def test_the_api_answers_through_gradio_client(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    history, _image, stats, _box = client.predict("the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", api_name="/chat")
+    text = " ".join(str(m.get("content")) for m in history)
+    assert "teddybear-v3" in text and "image ready" in stats
