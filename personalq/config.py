@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 20.0
     memory_budget_mb: int = 2048
     assets_dir: Path = DEFAULT_ASSETS
+    zero_gpu: bool = Field(default=False, validation_alias=AliasChoices("PERSONALQ_ZERO_GPU", "SPACES_ZERO_GPU"),
+                           description="running on a ZeroGPU Space: generation is wrapped in spaces.GPU")
     base_models: dict[str, str] = Field(
         default_factory=dict,
         description="card base_model name -> local folder or Hub id; the bundled demo base is the fallback",

@@ -62,3 +62,25 @@ def checkin(
         target = out if out is None or len(names) == 1 else out.with_name(f"{out.stem}.{name}{out.suffix}")
         results[name] = evaluate(chosen, instances, RubricJudge(repository), target)
     typer.echo(table(results))
+
+
+@app.command("taq")
+def taq(
+    zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    checkpoints: Annotated[int, typer.Option(help="personalized checkpoints to evaluate")] = 6,
+    images: Annotated[int, typer.Option(help="images per checkpoint and configuration")] = 8,
+    captions: Annotated[int, typer.Option(help="calibration captions per checkpoint")] = 64,
+    calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
+    sensitivity: Annotated[bool, typer.Option(help="also run the per-token sensitivity analysis")] = True,
+    plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
+    home: HomeOption = None,
+) -> None:
+    """Per-token sensitivity and the FP32 / W8A8 / W4A8 / W8A4 / W4A4 x plain / BOS / TAQ x linear / log table."""
+    from personalq.eval.taq_bench import run_taq_bench
+
+    settings = settings_for(home)
+    report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity)
+    typer.echo(report.table())
+    if report.tokens:
+        typer.echo("\n" + report.sensitivity_table())
+        typer.echo(f"\nplot: {report.plot(plot)}")

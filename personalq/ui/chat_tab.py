@@ -20,6 +20,7 @@ from personalq.serving.checkpoints import CheckpointLoadError
 from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
 from personalq.serving.variants import PRECISIONS
+from personalq.serving.zerogpu import on_gpu
 
 log = logging.getLogger(__name__)
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
@@ -83,6 +84,8 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
         except (BudgetError, CheckpointLoadError) as error:
             history.append(_assistant(f"Could not generate: {error}"))
             yield history, state, gr.skip(), _stats(turn, None, engine), ""
+
+    respond = on_gpu(respond, engine.settings.zero_gpu)
 
     def choose(evt: gr.SelectData, history, state, *controls):
         yield from respond(str(evt.value), history, state, *controls)

@@ -1,0 +1,302 @@
+"""``personalq bench taq``: the paper's TAQ analyses on the demo zoo's personalized checkpoints.
+
+1. Per-token sensitivity (Figure 2): quantize only one text token's K/V rows to 4 bits in every
+   cross-attention layer, everything else in full precision; image MSE to the full-precision image and the
+   drop in variant fidelity, averaged over checkpoints and grouped by what the token is.
+2. The quality table (Tables 1 and 4): FP32 and W8A8, W4A8, W8A4, W4A4 x {plain, BOS, TAQ} x {linear, log}:
+   domain FID, prompt alignment, variant fidelity, MSE to the FP32 image at the same seed, UNet weight
+   bytes, peak process memory while generating, seconds per image.
+
+Every configuration of a checkpoint is calibrated from one observation pass and generates from the same
+seeds, so the columns differ only by the quantization.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psutil
+import torch
+from PIL import Image, ImageDraw
+from tqdm.auto import tqdm
+
+from personalq.eval.image_metrics import frechet_distance, recognised
+from personalq.serving.checkpoints import adapters_applied, applied, load_base, replaces_unet
+from personalq.taq.activations import ActivationQuantizer
+from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
+from personalq.taq.calibration import calibrate, calibration_prompts
+from personalq.taq.context import QuantContext
+from personalq.taq.masks import MODES, token_mask
+from personalq.taq.quantize import TAQConfig, quantize_unet, weight_bytes
+from personalq.taq.quantizers import QuantSpec
+from personalq.zoo.build import stored_checkpoint
+from personalq.zoo.catalog import SCENE_NAMES, Subject
+from personalq.zoo.concepts import Concept, concepts
+from personalq.zoo.data import render_set
+from personalq.zoo.evaluate import GUIDANCE, STEPS
+from personalq.zoo.evaluator import Evaluator
+
+log = logging.getLogger(__name__)
+PRECISIONS = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
+MB = 1024 * 1024
+
+
+@dataclass
+class ConfigResult:
+    precision: str
+    mode: str
+    quantizer: str
+    weight_bytes: int
+    mse: list[float] = field(default_factory=list)
+    fidelity: list[bool] = field(default_factory=list)
+    alignment: list[float] = field(default_factory=list)
+    features: list[np.ndarray] = field(default_factory=list)
+    seconds_per_image: list[float] = field(default_factory=list)
+    peak_rss: int = 0
+
+
+@dataclass
+class TokenEffect:
+    role: str  # start, trigger, class, other, end, padding
+    token: str
+    mse: float
+    fidelity_drop: float
+
+
+@dataclass
+class TaqReport:
+    results: dict[tuple[str, str, str], ConfigResult]
+    real_features: np.ndarray | None
+    tokens: list[TokenEffect]
+    checkpoints: list[str]
+    images_per_checkpoint: int
+
+    def table(self) -> str:
+        head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | UNet weights (MB) "
+                "| x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 11)
+        fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
+        lines = [head]
+        for (precision, mode, quantizer), r in self.results.items():
+            fid = f"{frechet_distance(np.concatenate(r.features), self.real_features):.2f}" if r.features and self.real_features is not None else "n/a"
+            fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
+            alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
+            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.5f} | "
+                         f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
+                         f"{statistics.median(r.seconds_per_image):.3f} |")
+        return "\n".join(lines) + f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each."
+
+    def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
+        roles: dict[str, list[TokenEffect]] = {}
+        for effect in self.tokens:
+            roles.setdefault(effect.role, []).append(effect)
+        return {role: (float(np.mean([e.mse for e in effects])), float(np.mean([e.fidelity_drop for e in effects])), len(effects))
+                for role, effects in sorted(roles.items(), key=lambda item: -np.mean([e.mse for e in item[1]]))}
+
+    def sensitivity_table(self) -> str:
+        lines = ["| token role | mean image MSE when only its K/V rows are 4-bit | variant fidelity drop | tokens |", "| --- | --- | --- | --- |"]
+        for role, (mse, drop, count) in self.sensitivity_by_role().items():
+            lines.append(f"| {role} | {mse:.6f} | {drop:+.1%} | {count} |")
+        top = sorted(self.tokens, key=lambda e: -e.mse)[:8]
+        lines.append("\nMost sensitive single tokens: " + ", ".join(f"`{e.token}` ({e.role}, {e.mse:.6f})" for e in top))
+        ranked = list(self.sensitivity_by_role())
+        verdict = "are" if ranked and ranked[0] == "trigger" else "are not"
+        lines.append(f"\nBy mean MSE the trigger sub-tokens {verdict} the most sensitive role (ranking: {', '.join(ranked)}).")
+        return "\n".join(lines)
+
+    def plot(self, path: Path) -> Path:
+        """A bar chart of mean MSE per token role (drawn with Pillow: no plotting dependency for one figure)."""
+        roles = self.sensitivity_by_role()
+        width, height, margin = 640, 320, 40
+        image = Image.new("RGB", (width, height), "white")
+        draw = ImageDraw.Draw(image)
+        peak = max((v[0] for v in roles.values()), default=1.0) or 1.0
+        bar = (width - 2 * margin) // max(len(roles), 1)
+        for i, (role, (mse, _, _)) in enumerate(roles.items()):
+            top = height - margin - int((height - 2 * margin) * mse / peak)
+            x = margin + i * bar
+            draw.rectangle([x + 8, top, x + bar - 8, height - margin], fill="#d9534f" if role == "trigger" else "#5b8def")
+            draw.text((x + 8, height - margin + 6), role, fill="black")
+            draw.text((x + 8, top - 14), f"{mse:.1e}", fill="black")
+        draw.text((margin, 10), "image MSE when one token's K/V rows are 4-bit (mean over checkpoints)", fill="black")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        image.save(path)
+        return path
+
+
+class PeakMemory:
+    """Samples this process's resident memory in a background thread while the block runs."""
+
+    def __init__(self, interval_s: float = 0.005):
+        self.interval_s = interval_s
+        self.peak = 0
+        self._stop = threading.Event()
+
+    def __enter__(self) -> "PeakMemory":
+        process = psutil.Process()
+
+        def sample():
+            while not self._stop.is_set():
+                self.peak = max(self.peak, process.memory_info().rss)
+                time.sleep(self.interval_s)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def pick_concepts(count: int) -> list[Concept]:
+    """Spread over categories and kinds: the DreamBooth and textual-inversion checkpoints first, then LoRAs."""
+    everything = concepts()
+    special = [c for c in everything if c.kind != "lora"][:2]
+    loras = [c for c in everything if c.kind == "lora" and c.version == 2]
+    picked = special + loras[:: max(len(loras) // max(count - len(special), 1), 1)]
+    return picked[:count]
+
+
+@torch.no_grad()
+def _generate(pipe, prompts: list[str], seed: int) -> list[Image.Image]:
+    return pipe(prompts, num_inference_steps=STEPS, guidance_scale=GUIDANCE, height=64, width=64,
+                generator=torch.Generator().manual_seed(seed)).images
+
+
+def _pixels(images) -> np.ndarray:
+    return np.stack([np.asarray(i, dtype=np.float32) / 255.0 for i in images])
+
+
+def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tuple[int, str, str]]:
+    ids = tokenizer(prompt, padding="max_length", max_length=tokenizer.model_max_length, truncation=True)["input_ids"]
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    trigger_mask = token_mask(tokenizer, [prompt], [trigger], "taq")[0].tolist()
+    roles, ended = [], False
+    for position, token in enumerate(tokens):
+        if position == 0:
+            role = "start"
+        elif token == tokenizer.sep_token and not ended:
+            role, ended = "end", True
+        elif ended:
+            role = "padding"
+        elif trigger_mask[position]:
+            role = "trigger"
+        elif token == category:
+            role = "class"
+        else:
+            role = "other"
+        roles.append((position, role, token))
+    # one padding position stands for all of them (they share one embedding up to position)
+    first_pad = next((i for i, (_, role, _) in enumerate(roles) if role == "padding"), None)
+    return [r for i, r in enumerate(roles) if r[1] != "padding" or i == first_pad]
+
+
+def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
+                  sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), seed: int = 11) -> TaqReport:
+    zoo = Path(zoo)
+    pipe = load_base(zoo / "base")
+    evaluator_path = zoo / "evaluator.safetensors"
+    evaluator = Evaluator.load(evaluator_path) if evaluator_path.exists() else None
+    if evaluator is None:
+        log.warning("%s is missing: FID, alignment and fidelity are reported as n/a", evaluator_path)
+    base_unet = pipe.unet
+    picked = pick_concepts(checkpoints)
+    results: dict[tuple[str, str, str], ConfigResult] = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", weight_bytes(base_unet))}
+    for precision in PRECISIONS:
+        for mode in MODES:
+            for quantizer in quantizers:
+                results[(precision, mode, quantizer)] = ConfigResult(precision, mode, quantizer, 0)
+    real_subjects, tokens = [], []
+
+    for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
+        card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
+        scenes = [concept.scene or SCENE_NAMES[(i * 3) % len(SCENE_NAMES)] for i in range(images)]
+        prompts = [f"a photo of a {concept.trigger} {concept.category}, {scene}" for scene in scenes]
+        real_subjects += [Subject(concept.category, concept.glyph, concept.tint, scene, "daylight", concept.style) for scene in scenes]
+
+        def judge(result: ConfigResult, generated, reference) -> None:
+            if reference is not None:
+                result.mse += ((_pixels(generated) - _pixels(reference)) ** 2).mean(axis=(1, 2, 3)).tolist()
+            if evaluator is not None:
+                seen = evaluator.recognise(generated)
+                result.fidelity += recognised(seen, concept.variant).tolist()
+                result.alignment += [((seen.labels["category"][i] == concept.category) + (seen.labels["scene"][i] == s)) / 2
+                                     for i, s in enumerate(scenes)]
+                result.features.append(seen.features)
+
+        with applied(pipe, card) as p:
+            fp_unet = p.unet
+            with PeakMemory() as peak:
+                started = time.perf_counter()
+                reference = _generate(p, prompts, seed)
+                elapsed = time.perf_counter() - started
+            fp = results[("FP32", "-", "-")]
+            fp.seconds_per_image.append(elapsed / len(prompts))
+            fp.peak_rss = max(fp.peak_rss, peak.peak)
+            judge(fp, reference, None)
+            fp.mse += [0.0] * len(prompts)
+            observer = calibrate(p, calibration_prompts(concept.trigger, concept.category, captions), [concept.trigger],
+                                 steps=calibration_steps)
+            if sensitivity:
+                tokens += _sensitivity(p, prompts[0], concept, observer, evaluator, seed)
+            source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
+        if source_unet is None:
+            source_unet = base_unet
+
+        for (precision, mode, quantizer), result in tqdm(list(results.items())[1:], desc=concept.id, leave=False):
+            wbits, abits = PRECISIONS[precision]
+            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer)
+            quantized = quantize_unet(copy.deepcopy(source_unet), config, observer)
+            result.weight_bytes = weight_bytes(quantized.unet)
+            pipe.unet = quantized.unet
+            mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
+            with adapters_applied(pipe, card), quantized.context.protecting(mask), PeakMemory() as peak:
+                started = time.perf_counter()
+                generated = _generate(pipe, prompts, seed)
+                result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
+            result.peak_rss = max(result.peak_rss, peak.peak)
+            judge(result, generated, reference)
+            pipe.unet = base_unet
+            del quantized
+
+    real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images)).features if evaluator is not None else None
+    return TaqReport(results, real, tokens, [c.id for c in picked], images)
+
+
+def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed: int) -> list[TokenEffect]:
+    """Quantize one token's K/V rows (4-bit, calibrated range) at a time; everything else stays full precision."""
+    reference = _generate(pipe, [prompt], seed)[0]
+    unet = pipe.unet
+    originals = unet.attn_processors
+    context = QuantContext()
+    spec = QuantSpec(4, "linear", "tensor")
+    processors = {}
+    for name in cross_attention_names(unet):
+        key = ActivationQuantizer(spec, observer.ranges(f"{name}:k@plain", 1, spec))
+        value = ActivationQuantizer(spec, observer.ranges(f"{name}:v@plain", 1, spec))
+        processors[name] = TriggerAwareAttnProcessor(name, context, AttentionQuantizers(key=key, value=value))
+    install(unet, processors)
+    effects = []
+    reference_pixels = _pixels([reference])
+    reference_hit = recognised(evaluator.recognise([reference]), concept.variant)[0] if evaluator is not None else False
+    try:
+        for position, role, token in _token_roles(pipe.tokenizer, prompt, concept.trigger, concept.category):
+            protected = torch.ones(2, pipe.tokenizer.model_max_length, dtype=torch.bool)
+            protected[1, position] = False
+            if role == "padding":
+                protected[1, position:] = False  # every padding row together
+            with context.protecting(protected):
+                image = _generate(pipe, [prompt], seed)[0]
+            hit = recognised(evaluator.recognise([image]), concept.variant)[0] if evaluator is not None else False
+            effects.append(TokenEffect(role, token, float(((_pixels([image]) - reference_pixels) ** 2).mean()),
+                                       float(reference_hit) - float(hit)))
+    finally:
+        unet.set_attn_processor(originals)
+    return effects
