@@ -84,3 +84,19 @@ def taq(
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())
         typer.echo(f"\nplot: {report.plot(plot)}")
+
+
+@app.command("serve")
+def serve_(
+    rounds: Annotated[int, typer.Option(help="timed requests per measurement")] = 5,
+    people: Annotated[int, typer.Option(help="simulated people at once (0 skips the concurrency run)")] = 8,
+    requests_each: Annotated[int, typer.Option(help="requests per simulated person")] = 2,
+    home: HomeOption = None,
+) -> None:
+    """First preview and full image after a message, precisions side by side, concurrent people (p50/p95)."""
+    from personalq.eval.serve_bench import run_serve_bench
+
+    report = run_serve_bench(settings_for(home), rounds, people, requests_each)
+    typer.echo(report.table())
+    for error in report.concurrent_errors:
+        typer.secho(error, fg=typer.colors.RED, err=True)

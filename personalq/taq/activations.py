@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from personalq.taq.quantizers import QuantSpec, fake_quantize, search_range
+from personalq.taq.quantizers import AffineGrid, QuantSpec, fake_quantize, search_range
 
 SAMPLE_PER_CALL = 1024
 SAMPLE_CAP = 16384
@@ -70,7 +70,11 @@ class ActivationQuantizer:
         self.spec = spec
         self.ranges = ranges
         self._bounds = [(float(lo), float(hi)) for lo, hi in ranges.tolist()]
+        self._grids = [AffineGrid.for_range(lo, hi, spec) for lo, hi in self._bounds] if spec.kind == "linear" else None
 
     def __call__(self, x: torch.Tensor, group: int) -> torch.Tensor:
-        lo, hi = self._bounds[min(group, len(self._bounds) - 1)]
+        group = min(group, len(self._bounds) - 1)
+        if self._grids is not None:
+            return self._grids[group].round_trip(x)
+        lo, hi = self._bounds[group]
         return fake_quantize(x, lo, hi, self.spec)

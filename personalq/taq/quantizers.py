@@ -13,10 +13,13 @@ scales), because at 4 bits the min/max range wastes most levels on a few outlier
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
+
+warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor", category=UserWarning)
 
 Kind = Literal["linear", "log"]
 Granularity = Literal["tensor", "channel", "group"]
@@ -161,11 +164,31 @@ def quantize_weight(weight: torch.Tensor, spec: QuantSpec) -> QuantizedWeight:
 # --- activations -----------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class AffineGrid:
+    """A per-tensor uniform grid whose zero point is a whole code, so zero stays exactly representable."""
+
+    scale: float
+    zero_point: int
+    levels: int
+
+    @classmethod
+    def for_range(cls, lo: float, hi: float, spec: QuantSpec) -> "AffineGrid":
+        scale = max((hi - lo) / (spec.levels - 1), 1e-12)
+        return cls(scale, int(min(max(round(-lo / scale), 0), spec.levels - 1)), spec.levels)
+
+    def round_trip(self, x: torch.Tensor) -> torch.Tensor:
+        low, high = -self.zero_point * self.scale, (self.levels - 1 - self.zero_point) * self.scale
+        if x.dtype == torch.float32:
+            # quint8's vectorized kernels are ~20x faster on CPU than fake_quantize_per_tensor_affine; clamping
+            # first keeps the codes inside the 2**bits grid when bits < 8
+            clamped = x if self.levels == 256 else x.clamp(low, high)
+            return torch.quantize_per_tensor(clamped, self.scale, self.zero_point, torch.quint8).dequantize()
+        return x.div(self.scale).round_().add_(self.zero_point).clamp_(0, self.levels - 1).sub_(self.zero_point).mul_(self.scale)
+
+
 def fake_quantize(x: torch.Tensor, lo: float, hi: float, spec: QuantSpec) -> torch.Tensor:
     """Round ``x`` to the static range found at calibration (``hi`` is the peak for the log quantizer)."""
     if spec.kind == "linear":
-        # one fused kernel; the zero point is rounded to a code so that zero stays exactly representable
-        scale = max((hi - lo) / (spec.levels - 1), 1e-12)
-        zero_point = int(min(max(round(-lo / scale), 0), spec.levels - 1))
-        return torch.fake_quantize_per_tensor_affine(x, scale, zero_point, 0, spec.levels - 1)
+        return AffineGrid.for_range(lo, hi, spec).round_trip(x)
     return log_round_trip(x, torch.tensor(hi, dtype=x.dtype), spec)

@@ -1,0 +1,126 @@
+"""``personalq bench serve``: latency of the chat path on the demo zoo, precision side by side, concurrent people.
+
+1. One person: message -> Check-in -> first streamed preview -> final 20-step image, through the same
+   :class:`Conversation` and :class:`Engine` calls the chat tab makes.
+2. FP32 against W8A8 TAQ (and the other precisions), generating alternately in one run so both see the
+   same machine state; the ratio of medians is the figure.
+3. Several simulated people at once against the running app through ``gradio_client`` (Gradio's queue,
+   the generation concurrency limit and all); every request must finish without error; p50/p95 reported.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from personalq.checkin.backends import make_checkin
+from personalq.config import Settings
+from personalq.conversation import ChatState, Conversation
+from personalq.runtime import start
+from personalq.serving.engine import Engine
+from personalq.serving.generation import GenerationParams
+
+REQUESTS = ["teddy bear v2 on a beach", "the latest teddy bear", "the newest dog model in a park", "the oldest cat", "my car v1"]
+
+
+@dataclass
+class ServeReport:
+    first_preview_s: list[float] = field(default_factory=list)
+    full_image_s: list[float] = field(default_factory=list)
+    precision_s: dict[str, list[float]] = field(default_factory=dict)
+    concurrent_s: list[float] = field(default_factory=list)
+    concurrent_errors: list[str] = field(default_factory=list)
+    people: int = 0
+
+    def table(self) -> str:
+        fp = statistics.median(self.precision_s["FP32"])
+        rows = [
+            ("first preview after sending a message (median)", f"{statistics.median(self.first_preview_s):.2f} s"),
+            ("full 20-step 64x64 image after sending (median)", f"{statistics.median(self.full_image_s):.2f} s"),
+            *[(f"generation at {name} (median; x FP32)", f"{statistics.median(t):.2f} s ({statistics.median(t) / fp:.2f}x)")
+              for name, t in self.precision_s.items()],
+            (f"{self.people} concurrent people: requests / errors", f"{len(self.concurrent_s)} / {len(self.concurrent_errors)}"),
+            (f"{self.people} concurrent people: p50 / p95 latency",
+             f"{np.percentile(self.concurrent_s, 50):.2f} s / {np.percentile(self.concurrent_s, 95):.2f} s" if self.concurrent_s else "n/a"),
+        ]
+        return "| measure | value |\n| --- | --- |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+
+
+def single_person(conversation: Conversation, engine: Engine, report: ServeReport, rounds: int) -> None:
+    for i in range(rounds):
+        request = REQUESTS[i % len(REQUESTS)]
+        sent = time.perf_counter()
+        turn = conversation.reply(request, ChatState())
+        if turn.checkpoint is None:
+            continue
+        first = None
+        for frame in engine.generate(turn.checkpoint, turn.prompt, "FP32", params=GenerationParams(seed=i)):
+            first = first or time.perf_counter() - sent
+        report.first_preview_s.append(first)
+        report.full_image_s.append(time.perf_counter() - sent)
+
+
+def precisions(conversation: Conversation, engine: Engine, report: ServeReport, rounds: int, names: list[str]) -> None:
+    turn = conversation.reply(REQUESTS[0], ChatState())
+    for name in names:  # produce (calibrate, quantize, store) every variant before timing
+        list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(steps=2)))
+    for i in range(rounds):
+        for name in names:
+            started = time.perf_counter()
+            list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(seed=i)))
+            report.precision_s.setdefault(name, []).append(time.perf_counter() - started)
+
+
+def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int, requests_each: int) -> None:
+    from gradio_client import Client
+
+    from personalq.ui.app import build_app
+
+    app = build_app(runtime, engine)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app.queue(default_concurrency_limit=4).launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    lock = threading.Lock()
+
+    def person(index: int) -> None:
+        client = Client(app.local_url, verbose=False)
+        for r in range(requests_each):
+            started = time.perf_counter()
+            try:
+                _, _, stats, _ = client.predict(REQUESTS[(index + r) % len(REQUESTS)], [], "FP32", True, 4096, index, 20, 5.0, "64 x 64",
+                                                api_name="/chat")
+                with lock:
+                    report.concurrent_s.append(time.perf_counter() - started)
+            except Exception as error:  # recorded: the benchmark's point is that there are none
+                with lock:
+                    report.concurrent_errors.append(f"person {index}: {error}")
+
+    threads = [threading.Thread(target=person, args=(i,)) for i in range(people)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        app.close()
+    report.people = people
+
+
+def run_serve_bench(settings: Settings, rounds: int = 5, people: int = 8, requests_each: int = 2,
+                    names: tuple[str, ...] = ("FP32", "W8A8", "W4A8", "W8A4", "W4A4")) -> ServeReport:
+    runtime = start(settings)
+    engine = Engine(settings)
+    conversation = Conversation(make_checkin(settings, runtime.repository), runtime.repository)
+    report = ServeReport()
+    single_person(conversation, engine, ServeReport(), 1)  # warm-up: pipeline load, first-call overheads
+    single_person(conversation, engine, report, rounds)
+    precisions(conversation, engine, report, rounds, list(names))
+    if people:
+        concurrent_people(runtime, engine, report, people, requests_each)
+    return report
