@@ -24,7 +24,8 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    settings = load_settings(home=tmp_path_factory.mktemp("home"), assets_dir=DEFAULT_ASSETS)
+    settings = load_settings(home=tmp_path_factory.mktemp("home"), assets_dir=DEFAULT_ASSETS,
+                             rater_tokens={"tok-alice": "alice"}, admin_token="tok-admin")
     runtime = start(settings)
     assert runtime.repository.count() >= 60
     app = build_app(runtime)
@@ -127,3 +128,33 @@ def test_the_api_answers_through_gradio_client(app_url):
     history, _image, stats, _box = client.predict("the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", api_name="/chat")
     text = " ".join(str(m.get("content")) for m in history)
     assert "teddybear-v3" in text and "image ready" in stats
+
+
+METHOD_NAMES = ("checkin", "random", "dense", "reranker")
+
+
+def sign_in(page, token: str) -> None:
+    page.get_by_role("tab", name="Rate").click()
+    page.fill("#rater-token input", token)
+    page.click("#rater-sign-in")
+    page.wait_for_function("document.querySelector('#rater-status').innerText.includes('Signed in')", timeout=120_000)
+
+
+def test_a_rater_votes_blind_resumes_after_reload_and_the_admin_sees_win_rates(page):
+    sign_in(page, "tok-alice")
+    for number, choice in enumerate(["#vote-left", "#vote-tie", "#vote-right"], start=1):
+        page.wait_for_function(f"document.querySelector('#rater-status').innerText.includes('pair {number} of')", timeout=120_000)
+        panel = page.inner_html("#rater-panel").lower()
+        assert not any(name in panel for name in METHOD_NAMES)  # names are not on the page before the vote
+        page.click(choice)
+        page.wait_for_function("document.querySelector('#reveal').innerText.includes('Left was')", timeout=60_000)
+        assert any(name in page.inner_text("#reveal") for name in METHOD_NAMES)
+        page.click("#rater-next")
+    page.reload()
+    page.wait_for_selector("#chat-input textarea")
+    sign_in(page, "tok-alice")
+    page.wait_for_function("document.querySelector('#rater-status').innerText.includes('pair 4 of')", timeout=120_000)
+    page.reload()
+    sign_in(page, "tok-admin")
+    page.wait_for_function("document.querySelector('#results')?.innerText.includes('win rate')", timeout=120_000)
+    assert "Check-in vs" in page.inner_text("#results")

@@ -100,3 +100,38 @@ def serve_(
     typer.echo(report.table())
     for error in report.concurrent_errors:
         typer.secho(error, fg=typer.colors.RED, err=True)
+
+
+@app.command("preference")
+def preference(
+    simulate: Annotated[int, typer.Option(help="simulated raters to add first (0: only the stored human votes)")] = 0,
+    noise: Annotated[float, typer.Option(help="probability that a simulated rater answers at random")] = 0.1,
+    csv: Annotated[Optional[Path], typer.Option(help="also write every vote to this CSV file")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Check-in's win rate against each baseline (95% bootstrap CI), Bradley-Terry scores, agreement, intent scores."""
+    from personalq.checkin.backends import make_checkin
+    from personalq.rating.analysis import results_table
+    from personalq.rating.items import all_items
+    from personalq.rating.pairs import PairMaker
+    from personalq.rating.simulate import intent_scores
+    from personalq.rating.simulate import simulate as run_simulation
+    from personalq.rating.votes import VoteStore
+    from personalq.runtime import start
+
+    settings = settings_for(home)
+    runtime = start(settings)
+    maker = PairMaker(runtime.repository, make_checkin(settings, runtime.repository))
+    store = VoteStore(runtime.repository)
+    items = all_items(runtime.repository)
+    if simulate:
+        written = run_simulation(maker, store, items, raters=simulate, noise=noise)
+        typer.echo(f"{written} simulated votes written")
+    votes = store.all()
+    if not votes:
+        typer.echo("no votes yet: rate in the app's Rate tab, or pass --simulate N")
+        raise typer.Exit(0)
+    typer.echo(results_table(votes, intent_scores(maker, items)))
+    if csv:
+        csv.write_text(store.csv())
+        typer.echo(f"votes written to {csv}")

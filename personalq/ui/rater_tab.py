@@ -1,0 +1,80 @@
+"""The Rater tab: sign in with a token, judge blind pairs, see the method names only after voting.
+
+Which method produced which side lives only in server-side session state until the vote is stored, so the
+page never carries the names before the vote. The admin token opens the results and the CSV export.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from personalq.rating.service import Rater, RatingService, SignInError
+from personalq.rating.votes import AlreadyVoted
+
+VOTES = {"vote-left": ("Left is better", "left"), "vote-right": ("Right is better", "right"), "vote-tie": ("Tie", "tie"),
+         "vote-both-bad": ("Both bad", "both_bad")}
+
+
+def _buttons(enabled: bool) -> list:
+    return [gr.update(interactive=enabled)] * len(VOTES)
+
+
+def build_rater_tab(service: RatingService, export_dir: Path) -> None:
+    def show(rater: Rater) -> tuple:
+        """(pair, status, request, left image, right image, missing note, reveal, *vote buttons)"""
+        pair = service.next_pair(rater)
+        done, total = service.progress(rater)
+        if pair is None:
+            return (None, f"Signed in as **{rater.name}** · all {total} pairs rated, thank you.", "", None, None, "", "", *_buttons(False))
+        missing = [f"{name}: no checkpoint found for this request" for name, side in (("Left", pair.left), ("Right", pair.right))
+                   if side.image_path is None]
+        return (pair, f"Signed in as **{rater.name}** · pair {done + 1} of {total}", f"**Request:** {pair.item.request}",
+                pair.left.image_path, pair.right.image_path, " · ".join(missing), "", *_buttons(True))
+
+    def sign_in(token: str):
+        try:
+            rater = service.sign_in(token)
+        except SignInError as error:
+            return (None, None, f"Sign-in failed: {error}", "", None, None, "", "", *_buttons(False), gr.update(visible=False), "")
+        results = service.results(rater) if rater.admin else ""
+        return (rater, *show(rater), gr.update(visible=rater.admin), results)
+
+    def vote(choice: str, rater: Rater | None, pair):
+        if rater is None or pair is None:
+            return ("Sign in first.", *_buttons(False))
+        try:
+            service.vote(rater, pair, choice)
+        except AlreadyVoted as error:
+            return (str(error), *_buttons(False))
+        return (f"Left was **{pair.left.label}** · right was **{pair.right.label}** · you chose {choice.replace('_', ' ')}.",
+                *_buttons(False))
+
+    rater_state, pair_state = gr.State(None), gr.State(None)
+    with gr.Column(elem_id="rater-panel"):
+        with gr.Row():
+            token = gr.Textbox(label="Rater token", type="password", elem_id="rater-token", scale=3)
+            sign_in_button = gr.Button("Sign in", elem_id="rater-sign-in", scale=1)
+        status = gr.Markdown(elem_id="rater-status")
+        request = gr.Markdown(elem_id="rater-prompt")
+        with gr.Row():
+            left = gr.Image(label="Left", elem_id="left-image", interactive=False, height=280)
+            right = gr.Image(label="Right", elem_id="right-image", interactive=False, height=280)
+        missing = gr.Markdown(elem_id="rater-missing")
+        with gr.Row():
+            buttons = [gr.Button(label, elem_id=elem, interactive=False) for elem, (label, _) in VOTES.items()]
+        reveal = gr.Markdown(elem_id="reveal")
+        next_button = gr.Button("Next pair", elem_id="rater-next")
+        with gr.Group(visible=False) as admin:
+            gr.Markdown("### Results (admin)")
+            results = gr.Markdown(elem_id="results")
+            export = gr.Button("Export votes as CSV", elem_id="export-csv")
+            csv_file = gr.File(label="votes.csv")
+
+    shown = [pair_state, status, request, left, right, missing, reveal, *buttons]
+    sign_in_button.click(sign_in, token, [rater_state, *shown, admin, results])
+    for button, (_, choice) in zip(buttons, VOTES.values()):
+        button.click(lambda r, p, choice=choice: vote(choice, r, p), [rater_state, pair_state], [reveal, *buttons])
+    next_button.click(lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", "", *_buttons(False)), rater_state, shown)
+    export.click(lambda r: str(service.export_csv(r, export_dir)) if r and r.admin else None, rater_state, csv_file)
