@@ -85,7 +85,7 @@ class Conversation:
                         latency_ms=result.latency_ms)
         state.offered = {f"{USE_PREFIX}{a.name} ({a.created_at:%b %Y})": a.checkpoint_id for a in result.alternatives}
         nearest = " Nearest checkpoints are offered below." if state.offered else ""
-        return Turn("no_match", f"No checkpoint matches: {html.escape((result.reason or 'nothing fits the request').rstrip('.'))}.{nearest}",
+        return Turn("no_match", f"No match. {html.escape((result.reason or 'Nothing fits the request').rstrip('.'))}.{nearest}",
                     list(state.offered), latency_ms=result.latency_ms)
 
     def _use(self, checkpoint_id: str, state: ChatState) -> Turn:

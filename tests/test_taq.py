@@ -223,3 +223,25 @@ def test_size_estimate_matches_the_quantized_model(wbits):
     config = TAQConfig(wbits=wbits, abits=16)
     expected = quantized_bytes(unet, config)
     assert weight_bytes(quantize_unet(unet, config).unet) == expected
+
+
+def test_adaround_moves_the_layer_output_less_than_rounding_to_nearest():
+    from personalq.taq.adaround import adaround_weight
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(64, 32)
+    inputs = [torch.randn(2, 16, 64) for _ in range(4)]
+    spec = QuantSpec(4, "linear", "channel")
+    x = torch.cat(inputs)
+    reference = torch.nn.functional.linear(x, layer.weight)
+
+    def error(quantized):
+        return float((torch.nn.functional.linear(x, quantized.dequantize()) - reference).pow(2).mean())
+
+    with torch.no_grad():
+        learned = adaround_weight(layer, inputs, spec, iterations=300)
+    nearest = quantize_weight(layer.weight, spec)
+    assert error(learned) < 0.9 * error(nearest)
+    assert int(learned.codes.min()) >= 0 and int(learned.codes.max()) <= 15
+    with pytest.raises(ValueError):
+        adaround_weight(layer, [], spec)

@@ -72,6 +72,7 @@ def taq(
     captions: Annotated[int, typer.Option(help="calibration captions per checkpoint")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
     sensitivity: Annotated[bool, typer.Option(help="also run the per-token sensitivity analysis")] = True,
+    adaround: Annotated[bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")] = False,
     plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
     home: HomeOption = None,
 ) -> None:
@@ -79,7 +80,8 @@ def taq(
     from personalq.eval.taq_bench import run_taq_bench
 
     settings = settings_for(home)
-    report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity)
+    report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
+                           adaround=adaround)
     typer.echo(report.table())
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())

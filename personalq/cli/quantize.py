@@ -17,6 +17,7 @@ def quantize(
     abits: Annotated[int, typer.Option(help="activation bits: 8, 4, or 16 (weights only)")] = 8,
     mode: Annotated[str, typer.Option(help="taq (protect the trigger), plain (no separation), bos (protect the start token)")] = "taq",
     quantizer: Annotated[str, typer.Option(help="linear (uniform affine) or log")] = "linear",
+    rounding: Annotated[str, typer.Option(help="nearest, or adaround (learned rounding on the calibration inputs)")] = "nearest",
     captions: Annotated[int, typer.Option(help="calibration captions")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
     out: Annotated[Optional[Path], typer.Option(help="folder for the file; default: a taq/ folder beside the checkpoint")] = None,
@@ -32,7 +33,7 @@ def quantize(
 
     settings = settings_for(home)
     try:
-        config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer)
+        config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer, rounding=rounding)
     except ValidationError as error:
         fail("; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in error.errors()))
     try:

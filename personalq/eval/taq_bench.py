@@ -46,6 +46,7 @@ from personalq.zoo.evaluator import Evaluator
 log = logging.getLogger(__name__)
 PRECISIONS = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
 MB = 1024 * 1024
+ADAROUND = "linear+adaround"
 
 
 @dataclass
@@ -199,7 +200,8 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 
 
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
-                  sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), seed: int = 11) -> TaqReport:
+                  sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
+                  seed: int = 11) -> TaqReport:
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     evaluator_path = zoo / "evaluator.safetensors"
@@ -213,6 +215,9 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         for mode in MODES:
             for quantizer in quantizers:
                 results[(precision, mode, quantizer)] = ConfigResult(precision, mode, quantizer, 0)
+    if adaround:  # learned rounding where rounding matters most: 4-bit weights
+        for precision in ("W4A8", "W4A4"):
+            results[(precision, "taq", ADAROUND)] = ConfigResult(precision, "taq", ADAROUND, 0)
     real_subjects, tokens = [], []
 
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
@@ -243,7 +248,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             judge(fp, reference, None)
             fp.mse += [0.0] * len(prompts)
             observer = calibrate(p, calibration_prompts(concept.trigger, concept.category, captions), [concept.trigger],
-                                 steps=calibration_steps)
+                                 steps=calibration_steps, keep_inputs=8 if adaround else 0)
             if sensitivity:
                 tokens += _sensitivity(p, prompts[0], concept, observer, evaluator, seed)
             source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
@@ -252,7 +257,8 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
         for (precision, mode, quantizer), result in tqdm(list(results.items())[1:], desc=concept.id, leave=False):
             wbits, abits = PRECISIONS[precision]
-            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer)
+            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer="linear" if quantizer == ADAROUND else quantizer,
+                               rounding="adaround" if quantizer == ADAROUND else "nearest")
             quantized = quantize_unet(copy.deepcopy(source_unet), config, observer)
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet

@@ -67,7 +67,8 @@ def produce_variant(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint,
     with applied(pipe, checkpoint) as p:
         if config.needs_calibration:
             prompts = calibration_prompts(checkpoint.canonical_trigger, calibration_subject(checkpoint), captions)
-            observer = calibrate(p, prompts, checkpoint.triggers, steps=calibration_steps, timestep_groups=config.timestep_groups)
+            observer = calibrate(p, prompts, checkpoint.triggers, steps=calibration_steps, timestep_groups=config.timestep_groups,
+                                 keep_inputs=8 if config.rounding == "adaround" else 0)
         fine_tuned = copy.deepcopy(p.unet) if checkpoint.kind in ("dreambooth", "checkpoint") else None
     target = fine_tuned if fine_tuned is not None else copy.deepcopy(pipe.unet)
     log.info("quantizing %s as %s", checkpoint.id, config.tag)

@@ -25,8 +25,11 @@ SAMPLE_CAP = 16384
 @dataclass
 class Observer:
     seed: int = 0
+    keep_inputs: int = 0  # whole layer inputs kept per site (spread over the run), for AdaRound
     samples: dict[tuple[str, int], list[torch.Tensor]] = field(default_factory=lambda: defaultdict(list))
     extremes: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
+    inputs: dict[str, list[torch.Tensor]] = field(default_factory=lambda: defaultdict(list))
+    _calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def __post_init__(self):
         self._generator = torch.Generator().manual_seed(self.seed)
@@ -42,6 +45,13 @@ class Observer:
         if sum(s.numel() for s in self.samples[key]) < SAMPLE_CAP:
             pick = torch.randint(0, flat.numel(), (min(SAMPLE_PER_CALL, flat.numel()),), generator=self._generator)
             self.samples[key].append(flat[pick])
+
+    def keep(self, site: str, values: torch.Tensor, every: int = 7) -> None:
+        """Keep every ``every``-th input of a layer (first two batch items) until ``keep_inputs`` are held."""
+        calls = self._calls[site]
+        self._calls[site] += 1
+        if self.keep_inputs and calls % every == 0 and len(self.inputs[site]) < self.keep_inputs:
+            self.inputs[site].append(values[:2].detach().clone())
 
     def sites(self) -> set[str]:
         return {site for site, _ in self.extremes}

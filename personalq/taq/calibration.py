@@ -59,13 +59,17 @@ def takes_text(site: str) -> bool:
     return site.endswith(("attn2.to_k", "attn2.to_v"))
 
 
+def _observe(context: QuantContext, site: str, values: torch.Tensor) -> None:
+    context.observer.record(site, context.group, values)
+    context.observer.keep(site, values)
+
+
 @contextlib.contextmanager
 def observing(unet: nn.Module, context: QuantContext) -> Iterator[None]:
     handles = [attach_timestep_hook(unet, context)]
     for site, module in quantizable_layers(unet):
         if not takes_text(site):
-            handles.append(module.register_forward_pre_hook(
-                lambda m, args, site=site: context.observer.record(site, context.group, args[0])))
+            handles.append(module.register_forward_pre_hook(lambda m, args, site=site: _observe(context, site, args[0])))
     originals = unet.attn_processors
     modules = dict(unet.named_modules())
     for name in cross_attention_names(unet):
@@ -80,9 +84,13 @@ def observing(unet: nn.Module, context: QuantContext) -> Iterator[None]:
 
 @torch.no_grad()
 def calibrate(pipe: StableDiffusionPipeline, prompts: Sequence[str], triggers: Sequence[str], steps: int = 10,
-              timestep_groups: int = 4, guidance_scale: float = 5.0, batch: int = 16, seed: int = 0) -> Observer:
-    """Observe every activation site of ``pipe.unet`` while generating ``prompts``; K/V per protection mode."""
-    context = QuantContext(timestep_groups=timestep_groups, observer=Observer(seed=seed))
+              timestep_groups: int = 4, guidance_scale: float = 5.0, batch: int = 16, seed: int = 0,
+              keep_inputs: int = 0) -> Observer:
+    """Observe every activation site of ``pipe.unet`` while generating ``prompts``; K/V per protection mode.
+
+    ``keep_inputs`` > 0 also keeps that many whole inputs per layer, which AdaRound optimizes against.
+    """
+    context = QuantContext(timestep_groups=timestep_groups, observer=Observer(seed=seed, keep_inputs=keep_inputs))
     with observing(pipe.unet, context):
         for start in tqdm(range(0, len(prompts), batch), desc="calibrate", leave=False):
             chunk = list(prompts[start : start + batch])

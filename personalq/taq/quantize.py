@@ -20,8 +20,10 @@ from pydantic import BaseModel, Field
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 from torch import nn
+from tqdm.auto import tqdm
 
 from personalq.taq.activations import ActivationQuantizer, Observer
+from personalq.taq.adaround import adaround_weight
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
 from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
@@ -44,10 +46,12 @@ class TAQConfig(BaseModel):
     granularity: Literal["tensor", "channel", "group"] = "channel"
     group_size: int = Field(64, ge=8)
     timestep_groups: int = Field(4, ge=1, le=20)
+    rounding: Literal["nearest", "adaround"] = "nearest"
 
     @property
     def tag(self) -> str:
-        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}"
+        rounding = "-adaround" if self.rounding == "adaround" else ""
+        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}"
 
     @property
     def weight_spec(self) -> QuantSpec:
@@ -59,7 +63,7 @@ class TAQConfig(BaseModel):
 
     @property
     def needs_calibration(self) -> bool:
-        return self.abits != 16
+        return self.abits != 16 or self.rounding == "adaround"
 
 
 @dataclass
@@ -143,11 +147,16 @@ def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Obser
     """Quantize ``unet`` in place (its float weights are released layer by layer)."""
     if config.needs_calibration and observer is None:
         raise ValueError(f"A{config.abits} needs calibration data: pass the observer from calibrate()")
-    ranges = activation_ranges(observer, config) if config.needs_calibration else {}
+    ranges = activation_ranges(observer, config) if config.activation_spec is not None else {}
     context = QuantContext(timestep_groups=config.timestep_groups)
     spec, act_spec = config.weight_spec, config.activation_spec
-    for site, module in list(quantizable_layers(unet)):
-        packed = PackedWeight.from_quantized(quantize_weight(module.weight, spec))
+    layers = list(quantizable_layers(unet))
+    for site, module in tqdm(layers, desc="adaround", leave=False, disable=config.rounding != "adaround"):
+        if config.rounding == "adaround" and observer.inputs.get(site):
+            quantized = adaround_weight(module, observer.inputs[site], spec)
+        else:  # round to nearest (also for layers AdaRound saw no input of: the text-side K/V projections)
+            quantized = quantize_weight(module.weight, spec)
+        packed = PackedWeight.from_quantized(quantized)
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
         _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context))
     return _finish(unet, config, context, ranges)

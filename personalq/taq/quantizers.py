@@ -92,7 +92,7 @@ def log_round_trip(x: torch.Tensor, peak: torch.Tensor, spec: QuantSpec) -> torc
 # --- ranges --------------------------------------------------------------------------------------------------
 
 
-def _slices(weight: torch.Tensor, spec: QuantSpec) -> torch.Tensor:
+def weight_rows(weight: torch.Tensor, spec: QuantSpec) -> torch.Tensor:
     """The weight as rows that share quantization parameters: (slices, elements)."""
     flat = weight.reshape(weight.shape[0], -1)
     if spec.granularity == "tensor":
@@ -151,7 +151,7 @@ def dequantize(codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, s
 
 
 def quantize_weight(weight: torch.Tensor, spec: QuantSpec) -> QuantizedWeight:
-    rows = _slices(weight.detach().float(), spec)
+    rows = weight_rows(weight.detach().float(), spec)
     lo, hi = search_range(rows, spec)
     if spec.kind == "linear":
         codes, scale = linear_codes(rows, lo, hi, spec)
