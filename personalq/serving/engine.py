@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
-from diffusers import StableDiffusionPipeline
+from diffusers import StableDiffusionPipeline, UNet2DConditionModel
 
 from personalq.config import Settings
 from personalq.repository.service import StoredCheckpoint
@@ -91,8 +91,13 @@ class Engine:
         if checkpoint is not None and replaces_unet(checkpoint):
             return self.cache.get_or_load(("unet", checkpoint.id, "FP32"), lambda: load_dreambooth_unet(checkpoint, device=self.device),
                                           weight_bytes, f"the fine-tuned UNet of {checkpoint.id}")
-        return self.cache.get_or_load(("unet", base, "FP32"), lambda: load_base(Path(base), self.device).unet, weight_bytes,
+        return self.cache.get_or_load(("unet", base, "FP32"), lambda: self._load_float_unet(base), weight_bytes,
                                       f"the float UNet of {base}")
+
+    def _load_float_unet(self, base: str) -> UNet2DConditionModel:
+        """Reload an evicted base UNet alone (the rest of its pipeline stays resident)."""
+        dtype = self._pipelines[base].unet.dtype if base in self._pipelines else torch.float32
+        return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(self.device)
 
     def quantized_unet(self, checkpoint: StoredCheckpoint, config: TAQConfig) -> QuantizedUNet:
         key = ("unet", checkpoint.id, config.tag)
