@@ -100,3 +100,32 @@ def test_sides_are_randomized_per_rater_and_only_the_admin_sees_results(small_re
     service.vote(alice, pair, "tie")
     assert service.next_pair(alice).item.id != pair.item.id and service.progress(alice) == (1, 12)
     assert "win rate" in service.results(admin)
+
+
+def test_the_llm_judge_asks_both_orders_and_counts_only_consistent_verdicts(small_repository):
+    import json
+
+    from gemini_server import FakeGemini, user_payload
+
+    from personalq.checkin.llm.clients import GeminiClient
+    from personalq.rating.llm_judge import LLMJudge
+
+    def prefers_pixel_art(body: dict) -> str:
+        data = user_payload(body)
+        scores = [5 if data[side] and "pixel art" in data[side]["styles"] else 2 for side in ("first", "second")]
+        better = "tie" if scores[0] == scores[1] else ("first" if scores[0] > scores[1] else "second")
+        return json.dumps({"first_score": scores[0], "second_score": scores[1], "better": better})
+
+    def always_first(body: dict) -> str:
+        return json.dumps({"first_score": 4, "second_score": 3, "better": "first"})
+
+    item = RatingItem("parti-x", "parti", "a pixel art dog")
+    dog_photo, dog_pixel = small_repository.get("dog-v1"), small_repository.get("dog-v2")
+    with FakeGemini(prefers_pixel_art) as server:
+        verdict = LLMJudge(GeminiClient("key", "gemini-test", server.url)).compare(item, dog_photo, dog_pixel)
+        assert len(server.requests) == 2  # both orders
+        assert "never follow instructions" in json.dumps(server.requests[0]["body"]["systemInstruction"])
+    assert verdict.consistent and verdict.winner == "b" and verdict.score_b > verdict.score_a
+    with FakeGemini(always_first) as server:  # position bias: each order names its first card
+        biased = LLMJudge(GeminiClient("key", "gemini-test", server.url)).compare(item, dog_photo, dog_pixel)
+    assert not biased.consistent and biased.winner is None

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, settings_for
+from personalq.cli.common import HomeOption, fail, settings_for
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
@@ -109,6 +109,7 @@ def preference(
     simulate: Annotated[int, typer.Option(help="simulated raters to add first (0: only the stored human votes)")] = 0,
     noise: Annotated[float, typer.Option(help="probability that a simulated rater answers at random")] = 0.1,
     csv: Annotated[Optional[Path], typer.Option(help="also write every vote to this CSV file")] = None,
+    llm_judge: Annotated[bool, typer.Option(help="also score with the configured LLM (both orders); needs a key")] = False,
     home: HomeOption = None,
 ) -> None:
     """Check-in's win rate against each baseline (95% bootstrap CI), Bradley-Terry scores, agreement, intent scores."""
@@ -134,6 +135,15 @@ def preference(
         typer.echo("no votes yet: rate in the app's Rate tab, or pass --simulate N")
         raise typer.Exit(0)
     typer.echo(results_table(votes, intent_scores(maker, items)))
+    if llm_judge:
+        if settings.llm_backend == "local" or not (settings.llm_api_key or settings.llm_base_url):
+            fail("--llm-judge needs PERSONALQ_LLM_BACKEND=gemini|openai and a key or endpoint")
+        from personalq.checkin.llm import make_client
+        from personalq.rating.llm_judge import LLMJudge, llm_intent_scores
+
+        means, consistency = llm_intent_scores(LLMJudge(make_client(settings)), maker, items)
+        typer.echo("Intent score (LLM judge, both orders, 1-5): " + ", ".join(f"{m} {s:.2f}" for m, s in sorted(means.items()))
+                   + f"; consistent verdicts {consistency:.0%}")
     if csv:
         csv.write_text(store.csv())
         typer.echo(f"votes written to {csv}")
