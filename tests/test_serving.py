@@ -44,6 +44,7 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     engine = Engine(settings, calibration_captions=4, calibration_steps=2)
     frames = list(engine.generate(card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=3)))
     assert [f.step for f in frames] == [1, 2, 3, 3] and frames[-1].final and frames[-1].image.size == (64, 64)
+    assert ("adapter", "teddybear-v2") in engine.cache.keys()  # the LoRA's tensors stay warm beside the UNets
     stored = variant_path(card, precision_config("W8A8"), settings.home / "taq")
     assert stored.exists()
     report = engine.memory()

@@ -88,7 +88,7 @@ class TaqReport:
             fid = f"{frechet_distance(np.concatenate(r.features), self.real_features):.2f}" if r.features and self.real_features is not None else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
             alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
-            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.5f} | "
+            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | "
                          f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
                          f"{statistics.median(r.seconds_per_image):.3f} |")
         return "\n".join(lines) + f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each."

@@ -45,13 +45,15 @@ def adapter_name(checkpoint_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", checkpoint_id)
 
 
-def _lora_file(weights: Path) -> tuple[Path, str | None]:
+def lora_file(checkpoint: StoredCheckpoint) -> Path:
+    """The adapter's safetensors file (a card may point at the file or at a folder holding it)."""
+    weights = _require_weights(checkpoint)
     if weights.is_dir():
         files = sorted(weights.glob("*.safetensors"))
         if not files:
             raise CheckpointLoadError(f"{weights} holds no .safetensors LoRA weights")
-        return weights, files[0].name
-    return weights.parent, weights.name
+        return files[0]
+    return weights
 
 
 def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu") -> UNet2DConditionModel:
@@ -73,13 +75,21 @@ def _require_weights(checkpoint: StoredCheckpoint) -> Path:
 
 
 @contextlib.contextmanager
-def adapters_applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
-    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized)."""
+def adapters_applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint,
+                     lora_tensors: dict[str, torch.Tensor] | None = None) -> Iterator[StableDiffusionPipeline]:
+    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized).
+
+    ``lora_tensors``: the adapter file's tensors when a cache already holds them (diffusers converts kohya or
+    peft layouts from the dict exactly as from the file).
+    """
     weights = _require_weights(checkpoint)
     if checkpoint.kind == "lora":
-        folder, name = _lora_file(weights)
         adapter = adapter_name(checkpoint.id)
-        pipe.load_lora_weights(str(folder), weight_name=name, adapter_name=adapter)
+        if lora_tensors is not None:
+            pipe.load_lora_weights(dict(lora_tensors), adapter_name=adapter)  # a copy: loading consumes the dict
+        else:
+            file = lora_file(checkpoint)
+            pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=adapter)
         pipe.set_adapters([adapter], adapter_weights=[1.0])
         try:
             yield pipe

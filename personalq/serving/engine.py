@@ -3,8 +3,8 @@
 One pipeline per base model holds the parts every checkpoint shares (text encoder, VAE, tokenizer,
 scheduler); its UNet slot is filled per request from the cache with the UNet the checkpoint runs on at the
 chosen precision: the float base, a float DreamBooth fine-tune, or a quantized variant (loaded from its
-file, or produced once and stored). LoRA adapters and textual inversions go on top for the request and
-come off afterwards. One generation at a time per engine: requests queue in the app (Gradio's queue) and
+file, or produced once and stored). LoRA adapters (whose tensors the cache keeps too) and textual inversions
+go on top for the request and come off afterwards. One generation at a time per engine: requests queue in the app (Gradio's queue) and
 here (a lock), so no request ever sees another's adapters.
 """
 
@@ -20,11 +20,12 @@ from typing import Iterator
 
 import torch
 from diffusers import StableDiffusionPipeline, UNet2DConditionModel
+from safetensors.torch import load_file
 
 from personalq.config import Settings
 from personalq.repository.service import StoredCheckpoint
 from personalq.serving.cache import MB, ModelCache
-from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, replaces_unet, resolve_base
+from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, lora_file, replaces_unet, resolve_base
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.variants import precision_config, produce_variant, variant_path
 from personalq.taq.masks import token_mask
@@ -117,6 +118,14 @@ class Engine:
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
+    def adapter_tensors(self, checkpoint: StoredCheckpoint) -> dict[str, torch.Tensor] | None:
+        """A LoRA adapter's tensors, kept in the cache beside the UNets (None for other kinds)."""
+        if checkpoint.kind != "lora":
+            return None
+        return self.cache.get_or_load(("adapter", checkpoint.id), lambda: load_file(str(lora_file(checkpoint))),
+                                      lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
+                                      f"the LoRA adapter {checkpoint.id}")
+
     def unet_bytes_at(self, precision: str, base: str | None = None) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized)."""
         base = base or str(self.settings.assets_dir / "zoo" / "base")
@@ -149,7 +158,7 @@ class Engine:
                 self._last_unet_bytes = weight_bytes(pipe.unet)
                 prompts = [params.negative_prompt, prompt]
                 mask = None if variant is None else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
-                with adapters_applied(pipe, checkpoint):
+                with adapters_applied(pipe, checkpoint, self.adapter_tensors(checkpoint)):
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(prompt, negative_prompt=params.negative_prompt or None, num_inference_steps=params.steps,
