@@ -9,7 +9,6 @@ the float weights.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,7 +30,6 @@ from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.quantizers import QuantSpec, quantize_weight
 
-log = logging.getLogger(__name__)
 RANGE_PREFIX = "taq.range."
 ATTENTION_PARTS = {"q": "query", "k": "key", "v": "value", "p": "probs"}
 

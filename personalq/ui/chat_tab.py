@@ -6,7 +6,6 @@ Callbacks only translate between Gradio and :class:`~personalq.conversation.Conv
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from pathlib import Path
@@ -22,7 +21,6 @@ from personalq.serving.generation import GenerationParams
 from personalq.serving.variants import PRECISIONS
 from personalq.serving.zerogpu import on_gpu
 
-log = logging.getLogger(__name__)
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
 
 
