@@ -72,3 +72,27 @@ def test_closing_the_stream_cancels_the_generation(served):
     assert first.step == 1 and cancel.is_set()
     frames = list(engine.generate(card, "a photo of a <teddybear-v3> bear", params=GenerationParams(steps=2)))
     assert frames[-1].final  # the engine is free again
+
+
+def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(served, tmp_path):
+    import torch
+    from diffusers import UNet2DConditionModel
+    from factories import write_card
+    from safetensors.torch import save_file
+
+    settings, repository = served
+    base = DEFAULT_ASSETS / "zoo" / "base"
+    unet = UNet2DConditionModel.from_pretrained(base / "unet")
+    with torch.no_grad():
+        unet.conv_out.bias += 0.5  # a fine-tune that differs from the base
+    folder = tmp_path / "single"
+    folder.mkdir()
+    save_file({k: v.contiguous() for k, v in unet.state_dict().items()}, str(folder / "merged.safetensors"))
+    write_card(folder, "merged-v1", name="Merged bear v1", kind="checkpoint", subjects=["bear"], weights="merged.safetensors")
+    repository.import_paths([folder / "merged-v1.yaml"])
+    card = repository.get("merged-v1")
+    engine = Engine(settings)
+    frames = list(engine.generate(card, "a photo of <merged-v1>", params=GenerationParams(steps=2)))
+    assert frames[-1].final
+    loaded = engine.cache.get(("unet", "merged-v1", "FP32"))
+    assert torch.equal(loaded.conv_out.bias, unet.conv_out.bias)

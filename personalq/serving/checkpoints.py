@@ -56,9 +56,20 @@ def lora_file(checkpoint: StoredCheckpoint) -> Path:
     return weights
 
 
-def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu") -> UNet2DConditionModel:
-    """The full fine-tuned UNet of a DreamBooth checkpoint (stored in fp16 to save space; upcast on load)."""
-    weights = Path(checkpoint.weights_path)
+def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu",
+                         base: str | None = None) -> UNet2DConditionModel:
+    """The full UNet of a DreamBooth fine-tune (a diffusers folder) or of a single-file checkpoint.
+
+    Single ``.safetensors`` files go through diffusers' single-file loading, which converts original SD 1.5
+    (LDM) key names; the architecture comes from the base's ``unet/config.json``, so nothing is fetched.
+    """
+    weights = _require_weights(checkpoint)
+    if weights.is_file():
+        if weights.suffix != ".safetensors":
+            raise CheckpointLoadError(f"{checkpoint.id}: only .safetensors single files are loaded, not {weights.suffix}")
+        if base is None:
+            raise CheckpointLoadError(f"{checkpoint.id}: a single-file checkpoint needs its base model's config")
+        return UNet2DConditionModel.from_single_file(str(weights), config=str(base), subfolder="unet", torch_dtype=dtype).to(device)
     unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
     # low_cpu_mem_usage would leave meta tensors behind the dtype cast
     return UNet2DConditionModel.from_pretrained(unet_dir, dtype=dtype, low_cpu_mem_usage=False).to(device)
@@ -115,7 +126,7 @@ def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iter
     _require_weights(checkpoint)
     original = pipe.unet
     if replaces_unet(checkpoint):
-        pipe.unet = load_dreambooth_unet(checkpoint, original.dtype, original.device)
+        pipe.unet = load_dreambooth_unet(checkpoint, original.dtype, original.device, base=pipe.name_or_path)
     try:
         with adapters_applied(pipe, checkpoint):
             yield pipe

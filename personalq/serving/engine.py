@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
-from diffusers import StableDiffusionPipeline, UNet2DConditionModel
+from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 from safetensors.torch import load_file
 
 from personalq.config import Settings
@@ -79,9 +79,10 @@ class Engine:
             self.cache.put(("unet", base, "FP32"), float_unet, weight_bytes(float_unet), f"the float UNet of {base}")
         return self._pipelines[base]
 
-    def _hub_pipeline(self, repo_id: str) -> StableDiffusionPipeline:
+    def _hub_pipeline(self, repo_id: str) -> DiffusionPipeline:
+        """A Hub base (SD 1.5, SDXL, ...): ``DiffusionPipeline`` picks the pipeline class from its model index."""
         dtype = torch.float16 if self.device == "cuda" else torch.float32
-        pipe = StableDiffusionPipeline.from_pretrained(repo_id, dtype=dtype, safety_checker=None, requires_safety_checker=False)
+        pipe = DiffusionPipeline.from_pretrained(repo_id, dtype=dtype)
         pipe.set_progress_bar_config(disable=True)
         return pipe.to(self.device)
 
@@ -90,7 +91,7 @@ class Engine:
     def float_unet(self, base: str, checkpoint: StoredCheckpoint | None = None):
         """The float UNet of the base, or of a DreamBooth checkpoint; reloaded from disk when it was evicted."""
         if checkpoint is not None and replaces_unet(checkpoint):
-            return self.cache.get_or_load(("unet", checkpoint.id, "FP32"), lambda: load_dreambooth_unet(checkpoint, device=self.device),
+            return self.cache.get_or_load(("unet", checkpoint.id, "FP32"), lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
                                           weight_bytes, f"the fine-tuned UNet of {checkpoint.id}")
         return self.cache.get_or_load(("unet", base, "FP32"), lambda: self._load_float_unet(base), weight_bytes,
                                       f"the float UNet of {base}")
