@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
-from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
+from diffusers import DiffusionPipeline, UNet2DConditionModel
 from safetensors.torch import load_file
 
 from personalq.config import Settings
@@ -60,7 +60,7 @@ class Engine:
         self.device = settings.resolved_device()
         self.calibration_captions = calibration_captions
         self.calibration_steps = calibration_steps
-        self._pipelines: dict[str, StableDiffusionPipeline] = {}
+        self._pipelines: dict[str, DiffusionPipeline] = {}
         self.cache = ModelCache(settings.memory_budget_mb * MB)
         self._lock = threading.Lock()
         self._last_unet_bytes = 0
@@ -70,7 +70,7 @@ class Engine:
     def base_location(self, checkpoint: StoredCheckpoint) -> str:
         return resolve_base(self.settings, checkpoint)
 
-    def pipeline(self, base: str) -> StableDiffusionPipeline:
+    def pipeline(self, base: str) -> DiffusionPipeline:
         if base not in self._pipelines:
             pipe = load_base(Path(base), self.device) if Path(base).exists() else self._hub_pipeline(base)
             float_unet = pipe.unet
@@ -169,11 +169,7 @@ class Engine:
                     log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
                 return result.images[0]
 
-        yield from stream(run, self._pipeline_for_preview(base), params.steps, cancel)
-
-    def _pipeline_for_preview(self, base: str) -> StableDiffusionPipeline:
-        with self._lock:
-            return self.pipeline(base)
+        yield from stream(run, params.steps, cancel)
 
 
 def _protecting(variant: QuantizedUNet | None, mask):

@@ -49,7 +49,7 @@ def decode_preview(pipe, latents: torch.Tensor) -> Image.Image:
 Runner = Callable[[Callable], Image.Image]  # runs the pipeline with a step callback, returns the final image
 
 
-def stream(run: Runner, pipe, total_steps: int, cancel: threading.Event | None = None) -> Iterator[Frame]:
+def stream(run: Runner, total_steps: int, cancel: threading.Event | None = None) -> Iterator[Frame]:
     """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one."""
     cancel = cancel or threading.Event()
     frames: queue.Queue = queue.Queue()
@@ -59,7 +59,7 @@ def stream(run: Runner, pipe, total_steps: int, cancel: threading.Event | None =
     def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
         if cancel.is_set():
             raise Cancelled()
-        frames.put(Frame(decode_preview(pipe, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started))
+        frames.put(Frame(decode_preview(pipeline, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started))
         return tensors
 
     def work() -> None:
