@@ -40,7 +40,7 @@ from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import SCENE_NAMES, Subject
 from personalq.zoo.concepts import Concept, concepts
 from personalq.zoo.data import render_set
-from personalq.zoo.evaluate import GUIDANCE, STEPS
+from personalq.zoo.evaluate import generate
 from personalq.zoo.evaluator import Evaluator
 
 log = logging.getLogger(__name__)
@@ -165,12 +165,6 @@ def pick_concepts(count: int) -> list[Concept]:
     return picked[:count]
 
 
-@torch.no_grad()
-def _generate(pipe, prompts: list[str], seed: int) -> list[Image.Image]:
-    return pipe(prompts, num_inference_steps=STEPS, guidance_scale=GUIDANCE, height=64, width=64,
-                generator=torch.Generator().manual_seed(seed)).images
-
-
 def _pixels(images) -> np.ndarray:
     return np.stack([np.asarray(i, dtype=np.float32) / 255.0 for i in images])
 
@@ -240,7 +234,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             fp_unet = p.unet
             with PeakMemory() as peak:
                 started = time.perf_counter()
-                reference = _generate(p, prompts, seed)
+                reference = generate(p, prompts, seed)
                 elapsed = time.perf_counter() - started
             fp = results[("FP32", "-", "-")]
             fp.seconds_per_image.append(elapsed / len(prompts))
@@ -265,7 +259,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
             with adapters_applied(pipe, card), quantized.context.protecting(mask), PeakMemory() as peak:
                 started = time.perf_counter()
-                generated = _generate(pipe, prompts, seed)
+                generated = generate(pipe, prompts, seed)
                 result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
             result.peak_rss = max(result.peak_rss, peak.peak)
             judge(result, generated, reference)
@@ -278,7 +272,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
 def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed: int) -> list[TokenEffect]:
     """Quantize one token's K/V rows (4-bit, calibrated range) at a time; everything else stays full precision."""
-    reference = _generate(pipe, [prompt], seed)[0]
+    reference = generate(pipe, [prompt], seed)[0]
     unet = pipe.unet
     originals = unet.attn_processors
     context = QuantContext()
@@ -299,7 +293,7 @@ def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed:
             if role == "padding":
                 protected[1, position:] = False  # every padding row together
             with context.protecting(protected):
-                image = _generate(pipe, [prompt], seed)[0]
+                image = generate(pipe, [prompt], seed)[0]
             hit = recognised(evaluator.recognise([image]), concept.variant)[0] if evaluator is not None else False
             effects.append(TokenEffect(role, token, float(((_pixels([image]) - reference_pixels) ** 2).mean()),
                                        float(reference_hit) - float(hit)))

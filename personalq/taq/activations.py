@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 
-from personalq.taq.quantizers import AffineGrid, QuantSpec, fake_quantize, search_range
+from personalq.taq.quantizers import AffineGrid, QuantSpec, log_round_trip, search_range
 
 SAMPLE_PER_CALL = 1024
 SAMPLE_CAP = 16384
@@ -74,17 +75,15 @@ class Observer:
 
 
 class ActivationQuantizer:
-    """Rounds an activation to the frozen range of the current timestep group."""
+    """Rounds an activation to the frozen range of the current timestep group (``hi`` is the log quantizer's peak)."""
 
     def __init__(self, spec: QuantSpec, ranges: torch.Tensor):
         self.spec = spec
-        self.ranges = ranges
-        self._bounds = [(float(lo), float(hi)) for lo, hi in ranges.tolist()]
-        self._grids = [AffineGrid.for_range(lo, hi, spec) for lo, hi in self._bounds] if spec.kind == "linear" else None
+        bounds = [(float(lo), float(hi)) for lo, hi in ranges.tolist()]
+        if spec.kind == "linear":
+            self._round_trips = [AffineGrid.for_range(lo, hi, spec).round_trip for lo, hi in bounds]
+        else:
+            self._round_trips = [partial(log_round_trip, peak=torch.tensor(hi), spec=spec) for _, hi in bounds]
 
     def __call__(self, x: torch.Tensor, group: int) -> torch.Tensor:
-        group = min(group, len(self._bounds) - 1)
-        if self._grids is not None:
-            return self._grids[group].round_trip(x)
-        lo, hi = self._bounds[group]
-        return fake_quantize(x, lo, hi, self.spec)
+        return self._round_trips[min(group, len(self._round_trips) - 1)](x)

@@ -39,9 +39,8 @@ class PackedWeight(nn.Module):
 
     def dequantize(self) -> torch.Tensor:
         stored = unpack(self.codes, self.spec.bits, self.row_length)
-        if self.spec.kind == "linear":  # the hot path: one conversion, one multiply-add
-            return (stored.float() * self.scale + self.offset).reshape(self.shape)
-        codes = from_unsigned(stored, self.spec.bits, signed=True)
+        # linear codes are stored as they are (one conversion, one multiply-add); log codes carry a sign offset
+        codes = stored if self.spec.kind == "linear" else from_unsigned(stored, self.spec.bits, signed=True)
         return dequantize(codes, self.scale, self.offset, self.spec).reshape(self.shape)
 
 

@@ -17,6 +17,11 @@ def from_unsigned(stored: torch.Tensor, bits: int, signed: bool) -> torch.Tensor
     return (stored.to(torch.int16) - 2 ** (bits - 1)) if signed else stored.to(torch.int16)
 
 
+def packed_length(length: int, bits: int) -> int:
+    """Bytes per row of ``length`` codes once packed."""
+    return length if bits == 8 else (length + 1) // 2
+
+
 def pack(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """Unsigned codes (any integer dtype, values < 2**bits) -> uint8; at 4 bits, (n, m) -> (n, ceil(m/2))."""
     codes = codes.to(torch.uint8)

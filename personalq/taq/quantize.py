@@ -28,6 +28,7 @@ from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
+from personalq.taq.packing import packed_length
 from personalq.taq.quantizers import QuantSpec, quantize_weight
 
 RANGE_PREFIX = "taq.range."
@@ -83,14 +84,9 @@ def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
     spec = config.weight_spec
     total = weight_bytes(unet)
     for _, module in quantizable_layers(unet):
-        rows = module.weight.shape[0]
-        per_row = module.weight[0].numel()
-        if spec.granularity == "tensor":
-            rows, per_row = 1, module.weight.numel()
-        elif spec.granularity == "group":
-            rows, per_row = module.weight.numel() // spec.group_size, spec.group_size
-        code_bytes = rows * (per_row if spec.bits == 8 else (per_row + 1) // 2)
-        total += code_bytes + rows * 8 - module.weight.numel() * module.weight.element_size()
+        rows, per_row = spec.row_shape(module.weight.shape)
+        scale_and_offset = 2 * 4  # float32 each, per row
+        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset) - module.weight.numel() * module.weight.element_size()
     return total
 
 
@@ -197,9 +193,7 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
             codes, scale, offset = (tensors.pop(f"{site}.packed.{part}") for part in ("codes", "scale", "offset"))
         except KeyError as error:
             raise QuantizedFileError(f"{path} lacks the packed weight of {site}") from error
-        row_length = module.weight[0].numel() if spec.granularity == "channel" else (
-            module.weight.numel() if spec.granularity == "tensor" else spec.group_size)
-        packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, row_length)
+        packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, spec.row_shape(module.weight.shape)[1])
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
         layer = _quantized_layer(module, packed, input_quantizer, context)
         if module.bias is not None:

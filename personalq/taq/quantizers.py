@@ -43,6 +43,17 @@ class QuantSpec:
     def levels(self) -> int:
         return 2**self.bits
 
+    def row_shape(self, weight_shape: torch.Size) -> tuple[int, int]:
+        """(rows, elements per row): the slices of a weight of this shape that share quantization parameters."""
+        numel = weight_shape.numel()
+        if self.granularity == "tensor":
+            return 1, numel
+        if self.granularity == "channel":
+            return weight_shape[0], numel // weight_shape[0]
+        if (numel // weight_shape[0]) % self.group_size:
+            raise ValueError(f"{numel // weight_shape[0]} inputs are not a multiple of group size {self.group_size}")
+        return numel // self.group_size, self.group_size
+
     @property
     def log_exponents(self) -> int:
         """Magnitude levels of the log quantizer: half the codes per sign, one of them zero."""
@@ -94,14 +105,7 @@ def log_round_trip(x: torch.Tensor, peak: torch.Tensor, spec: QuantSpec) -> torc
 
 def weight_rows(weight: torch.Tensor, spec: QuantSpec) -> torch.Tensor:
     """The weight as rows that share quantization parameters: (slices, elements)."""
-    flat = weight.reshape(weight.shape[0], -1)
-    if spec.granularity == "tensor":
-        return flat.reshape(1, -1)
-    if spec.granularity == "channel":
-        return flat
-    if flat.shape[1] % spec.group_size:
-        raise ValueError(f"{flat.shape[1]} inputs are not a multiple of group size {spec.group_size}")
-    return flat.reshape(-1, spec.group_size)
+    return weight.reshape(spec.row_shape(weight.shape))
 
 
 def search_range(rows: torch.Tensor, spec: QuantSpec) -> tuple[torch.Tensor, torch.Tensor]:
@@ -186,9 +190,3 @@ class AffineGrid:
             return torch.quantize_per_tensor(clamped, self.scale, self.zero_point, torch.quint8).dequantize()
         return x.div(self.scale).round_().add_(self.zero_point).clamp_(0, self.levels - 1).sub_(self.zero_point).mul_(self.scale)
 
-
-def fake_quantize(x: torch.Tensor, lo: float, hi: float, spec: QuantSpec) -> torch.Tensor:
-    """Round ``x`` to the static range found at calibration (``hi`` is the peak for the log quantizer)."""
-    if spec.kind == "linear":
-        return AffineGrid.for_range(lo, hi, spec).round_trip(x)
-    return log_round_trip(x, torch.tensor(hi, dtype=x.dtype), spec)
