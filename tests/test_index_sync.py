@@ -20,6 +20,8 @@ def test_deleted_index_is_rebuilt_at_start(settings, repository, tmp_path):
     _import_three(repository, tmp_path)
     shutil.rmtree(settings.chroma_dir)
     runtime = start(settings, import_demo=False)
+    # rebuilt on disk, not served from the deleted files a client cached in this process still holds open
+    assert (settings.chroma_dir / "chroma.sqlite3").is_file()
     assert sorted(runtime.repository.dense.fingerprints()) == ["ck-0", "ck-1", "ck-2"]
     assert runtime.repository.search_dense("a dog", k=1)[0][0] == "ck-1"
 

@@ -19,6 +19,25 @@ from personalq.repository.embedding import EMBEDDING_MODEL, embed
 
 log = logging.getLogger(__name__)
 COLLECTION = "checkpoints"
+STORE_FILE = "chroma.sqlite3"  # Chroma's own metadata store inside the index folder
+
+
+def _forget_cached_client(path: Path) -> None:
+    """Drop the Chroma system cached in-process for ``path``.
+
+    Chroma keeps one system per folder for the life of the process; once the folder is deleted or replaced,
+    that system still points at the old files (and fails whenever its pool opens a new connection), so a
+    fresh client must not inherit it. Only this folder's entry goes: other indexes in the process keep theirs.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    system = SharedSystemClient._identifier_to_system.pop(str(path), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(path), None)
+    if system is not None:
+        try:
+            system.stop()
+        except Exception:  # the files under it are already gone; nothing left to close cleanly
+            log.debug("stopping the stale Chroma system for %s failed", path, exc_info=True)
 
 
 @dataclass
@@ -57,6 +76,8 @@ class DenseIndex:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
+        if not (self.path / STORE_FILE).exists():
+            _forget_cached_client(self.path)
         client = chromadb.PersistentClient(path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True))
         collection = client.get_or_create_collection(
             COLLECTION,
@@ -79,9 +100,7 @@ class DenseIndex:
     def reset(self, reason: Exception) -> None:
         """Throw the index folder away and start an empty one (SQLite can always refill it)."""
         log.warning("Chroma index at %s is unusable (%s); rebuilding it from the database", self.path, reason)
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        SharedSystemClient.clear_system_cache()  # Chroma caches one client per path in-process
+        _forget_cached_client(self.path)
         shutil.rmtree(self.path, ignore_errors=True)
         self._collection = self._open()
 
@@ -106,6 +125,8 @@ class DenseIndex:
 
     def sync(self, docs: list[IndexedDoc]) -> SyncReport:
         started = time.perf_counter()
+        if self._collection is not None and not (self.path / STORE_FILE).exists():  # deleted under this client
+            self.reset(FileNotFoundError(self.path / STORE_FILE))
         try:
             existing = self.fingerprints()
         except Exception as exc:  # files deleted or damaged under a running client
