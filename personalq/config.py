@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 20.0
     memory_budget_mb: int = 2048
     assets_dir: Path = DEFAULT_ASSETS
+    model_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "personalq",
+                              description="per-user files derived from packaged models (the ONNX query encoder)")
     rater_tokens: dict[str, str] = Field(default_factory=dict, description="rater sign-in: token -> rater name")
     admin_token: str | None = Field(default=None, description="token that opens the preference results")
     zero_gpu: bool = Field(default=False, validation_alias=AliasChoices("PERSONALQ_ZERO_GPU", "SPACES_ZERO_GPU"),

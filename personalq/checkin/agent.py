@@ -92,11 +92,11 @@ class CheckIn:
         self.reasoner = reasoner or LocalReasoner()
         self.cache = CardCache(repository)
         self.store = SessionStore(repository)
-        self._qualifiers: tuple[object, frozenset[str]] | None = None
+        self._qualifiers: tuple[int, frozenset[str]] | None = None
 
     def _known_qualifiers(self) -> frozenset[str]:
-        generation = self.repository._generation()
-        if self._qualifiers is None or self._qualifiers[0] != generation:
+        cards = self.repository.revision().cards
+        if self._qualifiers is None or self._qualifiers[0] != cards:
             from sqlalchemy import select
 
             from personalq.repository.orm import Checkpoint
@@ -110,7 +110,7 @@ class CheckIn:
             family_words = {w for _, family in rows for w in family.split("-")}
             words = {q for version, _ in rows for q in parse_version(version).qualifiers
                      if len(q) > 2 and not q.isdigit() and q not in STOPWORDS_EN and q not in family_words}
-            self._qualifiers = (generation, frozenset(words))
+            self._qualifiers = (cards, frozenset(words))
         return self._qualifiers[1]
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:

@@ -36,13 +36,13 @@ class CardCache:
 
     def __init__(self, repository: Repository):
         self.repository = repository
-        self._generation = None
+        self._revision = None
         self._cards: dict[str, StoredCheckpoint] = {}
 
     def get_many(self, ids: list[str]) -> list[StoredCheckpoint]:
-        generation = self.repository._generation()
-        if generation != self._generation:
-            self._cards, self._generation = {}, generation
+        revision = self.repository.revision()  # usage counts too: cards carry their last-used time
+        if revision != self._revision:
+            self._cards, self._revision = {}, revision
         missing = [i for i in ids if i not in self._cards]
         if missing:
             for card in self.repository.get_many(missing):

@@ -33,6 +33,23 @@ def repo_prompts(
     typer.echo(f"cards: {cards}\nprompts: {prompts}")
 
 
+@app.command("latency")
+def latency(
+    sizes: Annotated[str, typer.Option(help="repository sizes, comma-separated (the first 1,000 are Repo-Prompts)")] = "1000,10000,100000",
+    requests: Annotated[int, typer.Option(help="timed Check-in requests per size")] = 200,
+) -> None:
+    """Check-in latency (p50 / p95) against repository size, on the local engine."""
+    from personalq.eval.latency_bench import run, table
+
+    try:
+        wanted = sorted({int(s) for s in sizes.split(",") if s.strip()})
+    except ValueError:
+        fail(f"--sizes takes whole numbers separated by commas, not {sizes!r}")
+    if not wanted or wanted[0] < 1000:
+        fail("every size must be at least 1000 (the Repo-Prompts repository itself)")
+    typer.echo(table(run(wanted, requests)))
+
+
 @app.command("checkin")
 def checkin(
     prompts: Annotated[Path, typer.Option(help="Repo-Prompts JSONL file")],

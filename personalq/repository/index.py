@@ -12,10 +12,12 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import bm25s
+import numpy as np
 
-from personalq.repository.embedding import EMBEDDING_MODEL, embed
+from personalq.repository.embedding import EMBEDDING_MODEL, embed, embed_query
 
 log = logging.getLogger(__name__)
 COLLECTION = "checkpoints"
@@ -68,8 +70,9 @@ class SyncReport:
 class DenseIndex:
     """Chroma collection of card embeddings, cosine space, metadata ``{"hash": content_hash}``."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, encode_query: Callable[[str], np.ndarray] = embed_query):
         self.path = Path(path)
+        self.encode_query = encode_query
         self._collection = None
 
     def _open(self):
@@ -148,10 +151,7 @@ class DenseIndex:
 
     def query(self, text: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest cards as ``(id, cosine similarity)``, best first."""
-        count = self.collection.count()
-        if count == 0:
-            return []
-        result = self.collection.query(query_embeddings=embed([text]).tolist(), n_results=min(k, count), include=["distances"])
+        result = self.collection.query(query_embeddings=[self.encode_query(text).tolist()], n_results=k, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
 
 

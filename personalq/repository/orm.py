@@ -70,6 +70,21 @@ class CheckpointTerm(Base):
     checkpoint: Mapped[Checkpoint] = relationship(back_populates="terms")
 
 
+class RepositoryRevision(Base):
+    """Counters that every write to ``checkpoints`` bumps (see :mod:`personalq.repository.revision`).
+
+    Readers keep parsed cards, the BM25 index and the version vocabulary in memory and re-check them with one
+    primary-key read per request. ``usage`` moves alone when only ``last_used_at`` changed, so marking a
+    checkpoint used refreshes cached cards without rebuilding the text index.
+    """
+
+    __tablename__ = "repository_revision"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cards: Mapped[int] = mapped_column(Integer, default=0)
+    usage: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class CheckinSession(Base):
     """A Check-in conversation waiting for (or done with) a clarification answer; survives restarts."""
 

@@ -26,6 +26,8 @@ from personalq.repository.importers import ImportedCheckpoint, ImportProblem, Pa
 from personalq.repository.importers.base import weights_digest
 from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
 from personalq.repository.orm import Checkpoint, CheckpointTerm, Family
+from personalq.repository.query_encoder import QueryEncoder
+from personalq.repository.revision import Revision, read_revision
 from personalq.repository.versions import slugify
 
 log = logging.getLogger(__name__)
@@ -152,8 +154,8 @@ class Repository:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.engine, self.sessions = open_database(settings.resolved_database_url)
-        self.dense = DenseIndex(settings.chroma_dir)
-        self._sparse: tuple[tuple, SparseIndex] | None = None
+        self.dense = DenseIndex(settings.chroma_dir, QueryEncoder(settings.model_cache))
+        self._sparse: tuple[int, SparseIndex] | None = None
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -204,14 +206,15 @@ class Repository:
 
     # -- search ----------------------------------------------------------------------------------------
 
-    def _generation(self) -> tuple:
+    def revision(self) -> Revision:
+        """Where the repository stands; equal revisions mean nothing cached from it went stale."""
         with self.sessions() as session:
-            return tuple(session.execute(select(func.count(), func.max(Checkpoint.imported_at))).one())
+            return read_revision(session)
 
     def sparse(self) -> SparseIndex:
-        generation = self._generation()
-        if self._sparse is None or self._sparse[0] != generation:
-            self._sparse = (generation, SparseIndex(self.documents()))
+        cards = self.revision().cards
+        if self._sparse is None or self._sparse[0] != cards:
+            self._sparse = (cards, SparseIndex(self.documents()))
         return self._sparse[1]
 
     def search_dense(self, text: str, k: int = 10) -> list[tuple[str, float]]:
@@ -330,7 +333,7 @@ class Repository:
         card = record.card
         content = _content_hash(card, digest)
         same_weights = known.by_sha.get(digest) if digest else None
-        target = same_weights or known.by_id.get(card.id) or known.fetch(session, card.id)
+        target = same_weights or known.by_id.get(card.id)  # every staged id was loaded up front
         if target is not None and same_weights is None and not record.id_is_explicit and target.weights_sha256 != digest:
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
             target = known.by_id.get(card.id) or known.fetch(session, card.id)
