@@ -7,6 +7,7 @@ same parse yields both the constraints for reasoning and the cleaned prompt for 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -83,6 +84,14 @@ def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
 
 
+@functools.lru_cache(maxsize=8)
+def _qualifier_pattern(qualifiers: frozenset[str]) -> re.Pattern:
+    """One alternation for the repository's whole qualifier vocabulary (hundreds of words on real repositories:
+    a pattern per word per request would recompile them all through ``re``'s bounded cache)."""
+    words = sorted(qualifiers, key=lambda w: (-len(w), w))
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+
+
 def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = frozenset()) -> Intent:
     """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset")."""
     intent = Intent(text=text, now=now)
@@ -128,11 +137,10 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.version_order = "newest"
         spans.append(m.span())
 
-    lowered = text.lower()
-    for word in qualifiers:
-        for m in re.finditer(rf"\b{re.escape(word)}\b", lowered):
+    if qualifiers:
+        for m in _qualifier_pattern(qualifiers).finditer(text.lower()):
             if not _overlaps(m.span(), spans):
-                intent.version_qualifiers.append(word)
+                intent.version_qualifiers.append(m.group())
                 spans.append(m.span())
 
     if not intent.used_order and (m := _NEWEST.search(text)) and not _overlaps(m.span(), spans):
