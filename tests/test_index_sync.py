@@ -68,3 +68,13 @@ def test_full_rebuild(repository, tmp_path):
     _import_three(repository, tmp_path)
     report = repository.sync_index(rebuild=True)
     assert report.rebuilt and report.added == 3
+
+
+def test_a_new_way_of_writing_the_embedded_text_re_embeds_unchanged_cards(settings):
+    from personalq.repository.index import DenseIndex, IndexedDoc
+
+    index = DenseIndex(settings.chroma_dir)
+    index.sync([IndexedDoc("ck-a", "full card text", "same-content", "Aurora dog v3. dog")])
+    report = index.sync([IndexedDoc("ck-a", "full card text", "same-content", "Aurora dog")])  # after an upgrade
+    assert (report.added, report.updated, report.removed) == (0, 1, 0)
+    assert index.sync([IndexedDoc("ck-a", "full card text", "same-content", "Aurora dog")]).changed is False

@@ -8,10 +8,13 @@ import random
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.intent import parse_intent, prompt_text
 from personalq.checkin.retrieval import _subject_ids
 from personalq.checkin.rewrite import rewrite_prompt
+from personalq.repository.embedding import embed
 from personalq.repository.service import Repository
 
 
@@ -53,16 +56,26 @@ class CheckinMethod:
 
 
 class DenseMethod:
-    """Stylus-style: cosine retrieval over card descriptions, top-1, never asks."""
+    """Stylus-style: cosine retrieval over each checkpoint's card text, top-1, never asks.
+
+    It embeds its own view of every card (name with version, then description, subjects, styles, tags, as far
+    as the encoder's window reaches) rather than reusing Check-in's index, whose identity texts leave version
+    labels out on purpose; the baseline should not inherit that choice.
+    """
 
     name = "dense"
 
     def __init__(self, repository: Repository):
         self.repository = repository
+        cards = repository.list()
+        self.ids = [card.id for card in cards]
+        self.vectors = embed([card.index_text() for card in cards])
 
     def predict(self, instance: dict) -> dict:
-        hits = self.repository.search_dense(instance["query"], k=1)
-        return _selected(self.repository, instance, hits[0][0] if hits else None)
+        if not self.ids:
+            return _selected(self.repository, instance, None)
+        scores = self.vectors @ embed([instance["query"]])[0]
+        return _selected(self.repository, instance, self.ids[int(np.argmax(scores))])
 
 
 class RandomMethod:

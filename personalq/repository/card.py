@@ -15,6 +15,7 @@ from personalq.repository.versions import family_stem, parse_version
 Kind = Literal["lora", "dreambooth", "textual_inversion", "checkpoint"]
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$")
 _WORD = re.compile(r"[a-z][a-z'-]+")
+_TOKEN = re.compile(r"[^\W_]+")  # letters and digits in any script
 _STOPWORDS = frozenset(
     "a an the of and or for with in on at by to from my your this that model lora style version v sd xl "
     "pruned offset final fp16 fp32 safetensors ckpt dreambooth embedding textual inversion concept".split()
@@ -143,15 +144,29 @@ class Card(BaseModel):
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def identity_text(self) -> str:
-        """What dense retrieval embeds: who the checkpoint is (name, main subjects, styles).
+        """What dense retrieval embeds: which concept the checkpoint is (name without its version label, then
+        the main subjects and styles that the name does not already say).
 
-        Descriptions are long and mostly boilerplate on real repositories; leaving them to BM25 (which
-        sees the full :meth:`index_text`) makes embedding about 3x cheaper.
+        Descriptions are long and mostly boilerplate on real repositories; leaving them to BM25 (which sees the
+        full :meth:`index_text`) makes embedding about 3x cheaper. The version label is left out because
+        Check-in widens every retrieved checkpoint to its whole family and lets versions compete on metadata,
+        so versions of one concept can share one text and one embedding; words the name already has are not
+        repeated (a fifth fewer tokens on real Civitai cards).
         """
-        parts = [self.name]
+        name = self.name
+        if self.version and len(name) > len(self.version) and name.lower().endswith(self.version.lower()):
+            name = name[: -len(self.version)].rstrip(" -_:([") or name
+        said = set(_TOKEN.findall(name.lower()))
+        parts = [name]
         for values in (self.subjects[:4], self.styles[:2]):
-            if values:
-                parts.append(", ".join(values))
+            fresh = []
+            for value in values:
+                words = set(_TOKEN.findall(value.lower()))
+                if words and not words <= said:
+                    fresh.append(value)
+                    said |= words
+            if fresh:
+                parts.append(", ".join(fresh))
         return ". ".join(parts)
 
     def index_text(self) -> str:

@@ -1,12 +1,14 @@
 """Search indexes over card text: a persistent Chroma collection (dense) and an in-memory BM25 (sparse).
 
-SQLite is the source of truth. Each Chroma entry carries the card's content hash, so :meth:`DenseIndex.sync`
-can tell exactly which entries are missing, stale or orphaned and patch only those — or rebuild from
+SQLite is the source of truth. Each Chroma entry carries a fingerprint of the card's content and of the text
+embedded for it, so :meth:`DenseIndex.sync` can tell exactly which entries are missing, stale or orphaned and
+patch only those — or rebuild from
 nothing when the index folder was deleted or cannot be opened.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import time
@@ -53,6 +55,12 @@ class IndexedDoc:
     def embed_text(self) -> str:
         return self.dense_text or self.text
 
+    @property
+    def fingerprint(self) -> str:
+        """Card content plus the exact text embedded: a change to either (a new card, or a new way of
+        writing identity texts after an upgrade) makes :meth:`DenseIndex.sync` embed the card again."""
+        return f"{self.content_hash}:{hashlib.sha256(self.embed_text.encode()).hexdigest()[:16]}"
+
 
 @dataclass
 class SyncReport:
@@ -68,7 +76,7 @@ class SyncReport:
 
 
 class DenseIndex:
-    """Chroma collection of card embeddings, cosine space, metadata ``{"hash": content_hash}``."""
+    """Chroma collection of card embeddings, cosine space, metadata ``{"hash": IndexedDoc.fingerprint}``."""
 
     def __init__(self, path: Path, encode_query: Callable[[str], np.ndarray] = embed_query):
         self.path = Path(path)
@@ -112,14 +120,14 @@ class DenseIndex:
         return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"])}
 
     def upsert(self, docs: list[IndexedDoc], batch: int = 512) -> None:
+        vectors = embed([d.embed_text for d in docs])  # all at once: versions sharing a text are embedded once
         for start in range(0, len(docs), batch):
             chunk = docs[start : start + batch]
-            vectors = embed([d.embed_text for d in chunk])
+            # no documents: BM25 keeps the text, and Chroma would spend a third of the write indexing it again
             self.collection.upsert(
                 ids=[d.id for d in chunk],
-                embeddings=vectors.tolist(),
-                documents=[d.embed_text for d in chunk],
-                metadatas=[{"hash": d.content_hash} for d in chunk],
+                embeddings=vectors[start : start + batch],
+                metadatas=[{"hash": d.fingerprint} for d in chunk],
             )
 
     def delete(self, ids: list[str]) -> None:
@@ -136,7 +144,7 @@ class DenseIndex:
             self.reset(exc)
             existing = {}
         wanted = {d.id: d for d in docs}
-        stale = [d for d in docs if d.id in existing and existing[d.id] != d.content_hash]
+        stale = [d for d in docs if d.id in existing and existing[d.id] != d.fingerprint]
         missing = [d for d in docs if d.id not in existing]
         orphans = [i for i in existing if i not in wanted]
         report = SyncReport(added=len(missing), updated=len(stale), removed=len(orphans), rebuilt=not existing and bool(docs))
