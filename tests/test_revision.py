@@ -32,14 +32,17 @@ def test_caches_follow_writes_made_by_another_process(settings, repository, tmp_
     write_card(tmp_path / "cards", "ck-a", description="a bear")
     repository.import_paths([tmp_path / "cards"])
     cache = CardCache(repository)
+    cache.refresh()
     assert cache.get_many(["ck-a"])[0].last_used_at is None
     sparse = repository.sparse()
     other = Repository(settings)  # a second Repository on the same files stands in for another process
     when = dt.datetime(2026, 11, 21, 9, 0)
     other.touch("ck-a", when)
+    cache.refresh()
     assert cache.get_many(["ck-a"])[0].last_used_at == when
     assert repository.sparse() is sparse  # usage alone leaves the text index alone
     write_card(tmp_path / "cards", "ck-a", description="a wolf")
     assert other.import_paths([tmp_path / "cards"], replace=True).count("updated") == 1
+    cache.refresh()
     assert cache.get_many(["ck-a"])[0].description == "a wolf"
     assert repository.search_sparse("wolf")[0][0] == "ck-a"

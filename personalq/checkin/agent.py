@@ -94,8 +94,8 @@ class CheckIn:
         self.store = SessionStore(repository)
         self._qualifiers: tuple[int, frozenset[str]] | None = None
 
-    def _known_qualifiers(self) -> frozenset[str]:
-        cards = self.repository.revision().cards
+    def _known_qualifiers(self, cards: int) -> frozenset[str]:
+        """Version qualifiers of this repository, recomputed when the card revision ``cards`` moves."""
         if self._qualifiers is None or self._qualifiers[0] != cards:
             from sqlalchemy import select
 
@@ -117,10 +117,11 @@ class CheckIn:
         started = time.perf_counter()
         query = _clean(query)
         now = now or dt.datetime.now()
-        intent = parse_intent(query, now, self._known_qualifiers())
+        revision = self.cache.refresh()
+        intent = parse_intent(query, now, self._known_qualifiers(revision.cards))
         prompt = prompt_text(intent)
         search_text = " ".join([prompt, *intent.styles, *intent.version_qualifiers]).strip() or query
-        found = retrieve(self.repository, self.cache, intent, search_text)
+        found = retrieve(self.repository, self.cache, revision, intent, search_text)
         scores = {c.id: found.fused.get(c.id, 0.0) + 0.01 * found.dense.get(c.id, 0.0) for c in found.checkpoints}
         decision = self._decide(intent, found.checkpoints, scores)
         result = self._finish(query, now, intent, prompt, decision, scores, session_id=None)
@@ -132,9 +133,10 @@ class CheckIn:
         started = time.perf_counter()
         text = _clean(text)
         row, state = self.store.load(session_id)
+        revision = self.cache.refresh()
         remaining = self.cache.get_many(state.candidate_ids)
         chosen_ids = self._match_option(text, state.options)
-        intent = parse_intent(text, row.now, self._known_qualifiers())
+        intent = parse_intent(text, row.now, self._known_qualifiers(revision.cards))
         if chosen_ids is not None:
             narrowed = [c for c in remaining if c.id in chosen_ids]
             decision = Decision("selected" if len(narrowed) == 1 else "clarify", rank(narrowed, state.scores))

@@ -53,11 +53,18 @@ def features(card: StoredCheckpoint) -> CardFeatures:
     return cached
 
 
-def _term_hit(term: str, words: frozenset[str]) -> bool:
-    """A typo-tolerant match ("corgy" ~ "corgi"), for words that match nothing exactly."""
-    if term in words:
-        return True
-    return len(term) >= 5 and any(len(w) >= 5 and fuzz.ratio(term, w) >= 85 for w in words)
+def _near_words(terms: list[str], pool: list[StoredCheckpoint]) -> dict[str, frozenset[str]]:
+    """Each term's typo-tolerant matches ("corgy" ~ "corgi") among the words of the pool's names and subjects,
+    found once per request over the pool's vocabulary rather than once per card."""
+    vocabulary: set[str] = set()
+    for card in pool:
+        vocabulary |= features(card).names | features(card).subjects
+    return {t: frozenset(w for w in vocabulary if w == t or (len(t) >= 5 and len(w) >= 5 and fuzz.ratio(t, w) >= 85))
+            for t in terms}
+
+
+def _term_hit(near: frozenset[str], f: CardFeatures) -> bool:
+    return not (near.isdisjoint(f.names) and near.isdisjoint(f.subjects))
 
 
 @dataclass
@@ -105,13 +112,14 @@ def decide(intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str,
     # subject: keep the candidates that match the most of what the request names
     if intent.subjects or intent.terms:
         exact = {w for w in intent.words if any(w in features(c).names or w in features(c).subjects for c in pool)}
+        near = _near_words(intent.terms, pool)
 
         def hits(card: StoredCheckpoint) -> tuple[int, int]:
             f = features(card)
             subject_hits = sum(1 for s in intent.subjects if s in f.subjects or s in f.names)
             # exact word matches first; fuzzy (typos) only for words that match no candidate exactly
             word_hits = sum(1 for w in intent.words if (w in f.names or w in f.subjects) if w in exact)
-            word_hits += sum(1 for w in intent.terms if w not in exact and _term_hit(w, f.names | f.subjects))
+            word_hits += sum(1 for w in intent.terms if w not in exact and _term_hit(near[w], f))
             return subject_hits, word_hits
 
         scored = [(hits(c), c) for c in pool]
@@ -121,7 +129,7 @@ def decide(intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str,
             # no known subject: the request names the checkpoint, so every name word must match
             # (numbers and hyphen parts only rank; "fang inspection day 1.0" still finds both 1.0 versions)
             named = [t for t in intent.terms if t.isalpha() and not t.isdigit()]
-            scored = [(h, c) for h, c in scored if h[1] > 0 and all(_term_hit(t, features(c).names | features(c).subjects) for t in named)]
+            scored = [(h, c) for h, c in scored if h[1] > 0 and all(_term_hit(near[t], features(c)) for t in named)]
         if not scored:
             wanted = ", ".join(intent.subjects or intent.terms)
             return Decision("no_match", [], f"No checkpoint in the repository is about {wanted}.", pool[:3])

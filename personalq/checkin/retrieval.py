@@ -17,6 +17,7 @@ from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS
 from personalq.repository.index import reciprocal_rank_fusion
 from personalq.repository.orm import Checkpoint, CheckpointTerm
+from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
 RRF_K = 60
@@ -32,17 +33,24 @@ class Candidates:
 
 
 class CardCache:
-    """Parsed cards by id, dropped whenever the repository changes; keeps per-request cost off JSON parsing."""
+    """Parsed cards by id, kept while the repository's revision stands; keeps per-request cost off JSON parsing.
+
+    Call :meth:`refresh` once at the start of a request: it reads the revision (one primary-key read) and drops
+    the cards if anything changed, including a last-used time; the request then shares that one check.
+    """
 
     def __init__(self, repository: Repository):
         self.repository = repository
-        self._revision = None
+        self._revision: Revision | None = None
         self._cards: dict[str, StoredCheckpoint] = {}
 
-    def get_many(self, ids: list[str]) -> list[StoredCheckpoint]:
-        revision = self.repository.revision()  # usage counts too: cards carry their last-used time
+    def refresh(self) -> Revision:
+        revision = self.repository.revision()
         if revision != self._revision:
             self._cards, self._revision = {}, revision
+        return revision
+
+    def get_many(self, ids: list[str]) -> list[StoredCheckpoint]:
         missing = [i for i in ids if i not in self._cards]
         if missing:
             for card in self.repository.get_many(missing):
@@ -86,9 +94,9 @@ def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]
         return list(session.scalars(select(Checkpoint.id).where(condition).order_by(column.desc()).limit(limit)))
 
 
-def retrieve(repository: Repository, cache: CardCache, intent: Intent, text: str, k: int = TOP_K) -> Candidates:
+def retrieve(repository: Repository, cache: CardCache, revision: Revision, intent: Intent, text: str, k: int = TOP_K) -> Candidates:
     dense = repository.search_dense(text, k=k * 3) if text.strip() else []
-    sparse = repository.search_sparse(text, k=k * 3) if text.strip() else []
+    sparse = repository.search_sparse(text, k=k * 3, cards_revision=revision.cards) if text.strip() else []
     fused = dict(reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in sparse]], k=RRF_K)[:k])
     ids = list(fused)
     if ids:

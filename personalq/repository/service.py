@@ -211,8 +211,9 @@ class Repository:
         with self.sessions() as session:
             return read_revision(session)
 
-    def sparse(self) -> SparseIndex:
-        cards = self.revision().cards
+    def sparse(self, cards_revision: int | None = None) -> SparseIndex:
+        """The BM25 index, rebuilt when cards changed; a caller that already read the revision passes it."""
+        cards = self.revision().cards if cards_revision is None else cards_revision
         if self._sparse is None or self._sparse[0] != cards:
             self._sparse = (cards, SparseIndex(self.documents()))
         return self._sparse[1]
@@ -220,8 +221,8 @@ class Repository:
     def search_dense(self, text: str, k: int = 10) -> list[tuple[str, float]]:
         return self.dense.query(text, k)
 
-    def search_sparse(self, text: str, k: int = 10) -> list[tuple[str, float]]:
-        return self.sparse().query(text, k)
+    def search_sparse(self, text: str, k: int = 10, cards_revision: int | None = None) -> list[tuple[str, float]]:
+        return self.sparse(cards_revision).query(text, k)
 
     def sync_index(self, rebuild: bool = False) -> SyncReport:
         """Make Chroma agree with SQLite; with ``rebuild`` start from an empty collection."""
