@@ -2,8 +2,7 @@
 
 SQLite is the source of truth. Each Chroma entry carries a fingerprint of the card's content and of the text
 embedded for it, so :meth:`DenseIndex.sync` can tell exactly which entries are missing, stale or orphaned and
-patch only those — or rebuild from
-nothing when the index folder was deleted or cannot be opened.
+patch only those — or rebuild from nothing when the index folder was deleted or cannot be opened.
 """
 
 from __future__ import annotations
