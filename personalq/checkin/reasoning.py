@@ -53,12 +53,17 @@ def features(card: StoredCheckpoint) -> CardFeatures:
     return cached
 
 
-def _near_words(terms: list[str], pool: list[StoredCheckpoint]) -> dict[str, frozenset[str]]:
-    """Each term's typo-tolerant matches ("corgy" ~ "corgi") among the words of the pool's names and subjects,
-    found once per request over the pool's vocabulary rather than once per card."""
+def _vocabulary(pool: list[StoredCheckpoint]) -> set[str]:
+    """Every word of the pool's names and subjects."""
     vocabulary: set[str] = set()
     for card in pool:
         vocabulary |= features(card).names | features(card).subjects
+    return vocabulary
+
+
+def _near_words(terms: list[str], vocabulary: set[str]) -> dict[str, frozenset[str]]:
+    """Each term's typo-tolerant matches ("corgy" ~ "corgi") in the pool's vocabulary, found once per request
+    rather than once per card."""
     return {t: frozenset(w for w in vocabulary if w == t or (len(t) >= 5 and len(w) >= 5 and fuzz.ratio(t, w) >= 85))
             for t in terms}
 
@@ -111,8 +116,9 @@ def decide(intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str,
 
     # subject: keep the candidates that match the most of what the request names
     if intent.subjects or intent.terms:
-        exact = {w for w in intent.words if any(w in features(c).names or w in features(c).subjects for c in pool)}
-        near = _near_words(intent.terms, pool)
+        vocabulary = _vocabulary(pool)
+        exact = {w for w in intent.words if w in vocabulary}
+        near = _near_words(intent.terms, vocabulary)
 
         def hits(card: StoredCheckpoint) -> tuple[int, int]:
             f = features(card)

@@ -3,9 +3,9 @@
 One pipeline per base model holds the parts every checkpoint shares (text encoder, VAE, tokenizer,
 scheduler); its UNet slot is filled per request from the cache with the UNet the checkpoint runs on at the
 chosen precision: the float base, a float DreamBooth fine-tune, or a quantized variant (loaded from its
-file, or produced once and stored). LoRA adapters (whose tensors the cache keeps too) and textual inversions
-go on top for the request and come off afterwards. One generation at a time per engine: requests queue in the app (Gradio's queue) and
-here (a lock), so no request ever sees another's adapters.
+file, or produced once and stored). LoRA adapters (whose tensors the cache keeps too) and textual
+inversions go on top for the request and come off afterwards. One generation at a time per engine: requests
+queue in the app (Gradio's queue) and here (a lock), so no request ever sees another's adapters.
 """
 
 from __future__ import annotations
