@@ -151,6 +151,27 @@ def test_processor_leaves_protected_rows_bit_identical():
     assert not torch.equal(value[~protected], full_value[~protected])
 
 
+def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
+    """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its file."""
+    unet = tiny_unet()
+    name = cross_attention_names(unet)[0]
+    text = torch.randn(2, TOKENS, TEXT_DIM, generator=torch.Generator().manual_seed(3)) * 3
+    with torch.no_grad():
+        attn = unet.get_submodule(name)
+        full_key, full_value = attn.to_k(text), attn.to_v(text)
+    quantized = quantize_unet(unet, TAQConfig(wbits=4, abits=8, mode="taq", protect_weights=True), calibrated(unet, False))
+    reloaded = load_quantized(save_quantized(quantized, tmp_path / "unet.safetensors"))
+    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
+    protected[1, 2:5] = True
+    hidden = torch.randn(2, 16, 32)
+    for model in (quantized, reloaded):
+        attn = model.unet.get_submodule(name)
+        with torch.no_grad(), model.context.protecting(protected):
+            _, key, value = attn.processor.project(attn, hidden, text)
+        assert torch.equal(key[protected], full_key[protected]) and torch.equal(value[protected], full_value[protected])
+        assert not torch.equal(key[~protected], full_key[~protected])
+
+
 def calibrated(unet, sdxl: bool) -> Observer:
     context = QuantContext(observer=Observer())
     mask = torch.zeros(2, TOKENS, dtype=torch.bool)
@@ -215,12 +236,13 @@ def test_activation_quantization_needs_calibration_and_bad_files_are_refused(tmp
         load_quantized(bad)
 
 
+@pytest.mark.parametrize("protect_weights", [False, True], ids=["packed", "float-kv"])
 @pytest.mark.parametrize("wbits", [8, 4])
-def test_size_estimate_matches_the_quantized_model(wbits):
+def test_size_estimate_matches_the_quantized_model(wbits, protect_weights):
     from personalq.taq.quantize import quantized_bytes
 
     unet = tiny_unet()
-    config = TAQConfig(wbits=wbits, abits=16)
+    config = TAQConfig(wbits=wbits, abits=16, protect_weights=protect_weights)
     expected = quantized_bytes(unet, config)
     assert weight_bytes(quantize_unet(unet, config).unet) == expected
 

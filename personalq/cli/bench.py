@@ -90,15 +90,20 @@ def taq(
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
     sensitivity: Annotated[bool, typer.Option(help="also run the per-token sensitivity analysis")] = True,
     adaround: Annotated[bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")] = False,
+    quantizers: Annotated[str, typer.Option(help="comma-separated quantizers for the table: linear, log")] = "linear,log",
+    float_kv: Annotated[bool, typer.Option(help="add BOS / TAQ rows whose protected K/V rows use float K/V weights")] = False,
     plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
     home: HomeOption = None,
 ) -> None:
     """Per-token sensitivity and the FP32 / W8A8 / W4A8 / W8A4 / W4A4 x plain / BOS / TAQ x linear / log table."""
     from personalq.eval.taq_bench import run_taq_bench
 
+    chosen = tuple(q.strip() for q in quantizers.split(",") if q.strip())
+    if not chosen or set(chosen) - {"linear", "log"}:
+        fail(f"--quantizers takes linear and/or log, not {quantizers!r}")
     settings = settings_for(home)
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
-                           adaround=adaround)
+                           quantizers=chosen, adaround=adaround, float_kv=float_kv)
     typer.echo(report.table())
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())

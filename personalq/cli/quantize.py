@@ -18,6 +18,7 @@ def quantize(
     mode: Annotated[str, typer.Option(help="taq (protect the trigger), plain (no separation), bos (protect the start token)")] = "taq",
     quantizer: Annotated[str, typer.Option(help="linear (uniform affine) or log")] = "linear",
     rounding: Annotated[str, typer.Option(help="nearest, or adaround (learned rounding on the calibration inputs)")] = "nearest",
+    protect_weights: Annotated[bool, typer.Option(help="compute the protected K/V rows with a float copy of the cross-attention K/V weights (costs that copy's bytes)")] = False,
     captions: Annotated[int, typer.Option(help="calibration captions")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
     out: Annotated[Optional[Path], typer.Option(help="folder for the file; default: a taq/ folder beside the checkpoint")] = None,
@@ -33,7 +34,8 @@ def quantize(
 
     settings = settings_for(home)
     try:
-        config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer, rounding=rounding)
+        config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer, rounding=rounding,
+                           protect_weights=protect_weights)
     except ValidationError as error:
         fail("; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in error.errors()))
     try:

@@ -47,6 +47,13 @@ log = logging.getLogger(__name__)
 PRECISIONS = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
 MB = 1024 * 1024
 ADAROUND = "linear+adaround"
+FLOAT_KV = "linear+float-kv"
+QUANTIZER_ROWS = {  # a row's quantizer label -> the TAQConfig fields it sets
+    "linear": {"quantizer": "linear"},
+    "log": {"quantizer": "log"},
+    ADAROUND: {"quantizer": "linear", "rounding": "adaround"},
+    FLOAT_KV: {"quantizer": "linear", "protect_weights": True},
+}
 
 
 @dataclass
@@ -84,7 +91,9 @@ class TaqReport:
                 "| x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 11)
         fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
         lines = [head]
-        for (precision, mode, quantizer), r in self.results.items():
+        order = ["FP32", *PRECISIONS], ["-", *MODES]
+        rows = sorted(self.results.items(), key=lambda item: (order[0].index(item[0][0]), order[1].index(item[0][1]), item[0][2]))
+        for (precision, mode, quantizer), r in rows:
             fid = f"{frechet_distance(np.concatenate(r.features), self.real_features):.2f}" if r.features and self.real_features is not None else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
             alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
@@ -195,7 +204,7 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
-                  seed: int = 11) -> TaqReport:
+                  float_kv: bool = False, seed: int = 11) -> TaqReport:
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     evaluator_path = zoo / "evaluator.safetensors"
@@ -212,6 +221,10 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     if adaround:  # learned rounding where rounding matters most: 4-bit weights
         for precision in ("W4A8", "W4A4"):
             results[(precision, "taq", ADAROUND)] = ConfigResult(precision, "taq", ADAROUND, 0)
+    if float_kv:  # protected rows through float K/V weights: for the separations that protect something
+        for precision in PRECISIONS:
+            for mode in ("bos", "taq"):
+                results[(precision, mode, FLOAT_KV)] = ConfigResult(precision, mode, FLOAT_KV, 0)
     real_subjects, tokens = [], []
 
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
@@ -251,8 +264,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
         for (precision, mode, quantizer), result in tqdm(list(results.items())[1:], desc=concept.id, leave=False):
             wbits, abits = PRECISIONS[precision]
-            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer="linear" if quantizer == ADAROUND else quantizer,
-                               rounding="adaround" if quantizer == ADAROUND else "nearest")
+            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer])
             quantized = quantize_unet(copy.deepcopy(source_unet), config, observer)
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet

@@ -4,6 +4,12 @@ The weight is dequantized per call, layer by layer, so only one layer's float we
 the resident model stays at its packed size. Each layer optionally rounds its input to a static range
 first (activation quantization). They subclass ``nn.Linear`` / ``nn.Conv2d`` without owning a float weight,
 so peft wraps them like any layer: LoRA adapters stay in full precision on top of the quantized base.
+
+A cross-attention K/V projection can also keep a float copy of its weight (``TAQConfig.protect_weights``):
+the rows of protected tokens are then computed with it, so the trigger's K/V are exactly what the
+full-precision model computes, not just spared activation rounding. That costs the copy's bytes, which is
+why it is an option: 2% of SD 1.5's UNet parameters, 9% of the demo UNet's (its text width is large for
+its channel count).
 """
 
 from __future__ import annotations
@@ -68,13 +74,25 @@ class _Quantized:
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
-    def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None):
+    def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None,
+                 protected_weight: torch.Tensor | None = None):
         nn.Module.__init__(self)
         self.in_features, self.out_features = source.in_features, source.out_features
         self._init_quantized(packed, source.bias, input_quantizer, context)
+        if protected_weight is not None and context is None:
+            raise ValueError("a protected weight needs the QuantContext that says which rows it computes")
+        self.register_buffer("protected_weight", None if protected_weight is None else protected_weight.detach().clone())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
+        out = F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
+        if self.protected_weight is None or x.dim() != 3:
+            return out
+        rows = self.context.protected_rows(x.shape[0], x.shape[1], x.device)
+        if rows is None or not bool(rows.any()):
+            return out
+        # every row through the float weight, then a select: the same kernel as the float model, so the
+        # protected rows match it bit for bit (a matmul over only the selected rows may round differently)
+        return torch.where(rows[..., None], F.linear(x, self.protected_weight, self.bias), out)
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):

@@ -46,11 +46,17 @@ class TAQConfig(BaseModel):
     group_size: int = Field(64, ge=8)
     timestep_groups: int = Field(4, ge=1, le=20)
     rounding: Literal["nearest", "adaround"] = "nearest"
+    protect_weights: bool = False  # protected K/V rows use a float copy of the cross-attention K/V weights
 
     @property
     def tag(self) -> str:
         rounding = "-adaround" if self.rounding == "adaround" else ""
-        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}"
+        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}{'-fpkv' if self.keeps_float_kv else ''}"
+
+    @property
+    def keeps_float_kv(self) -> bool:
+        """Whether the text-side K/V projections keep a float weight: only when some rows are protected."""
+        return self.protect_weights and self.mode != "plain"
 
     @property
     def weight_spec(self) -> QuantSpec:
@@ -83,10 +89,12 @@ def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
     """What :func:`weight_bytes` will report once ``unet`` is quantized with ``config``, computed from shapes alone."""
     spec = config.weight_spec
     total = weight_bytes(unet)
-    for _, module in quantizable_layers(unet):
+    for site, module in quantizable_layers(unet):
         rows, per_row = spec.row_shape(module.weight.shape)
         scale_and_offset = 2 * 4  # float32 each, per row
-        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset) - module.weight.numel() * module.weight.element_size()
+        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)
+        if not (config.keeps_float_kv and takes_text(site)):
+            total -= module.weight.numel() * module.weight.element_size()
     return total
 
 
@@ -131,9 +139,11 @@ def _replace(root: nn.Module, site: str, module: nn.Module) -> None:
     setattr(root.get_submodule(parent) if parent else root, child, module)
 
 
-def _quantized_layer(source: nn.Module, packed: PackedWeight, input_quantizer, context) -> nn.Module:
-    cls = QuantizedConv2d if isinstance(source, nn.Conv2d) else QuantizedLinear
-    return cls(source, packed, input_quantizer, context)
+def _quantized_layer(source: nn.Module, packed: PackedWeight, input_quantizer, context,
+                     protected_weight: torch.Tensor | None = None) -> nn.Module:
+    if isinstance(source, nn.Conv2d):
+        return QuantizedConv2d(source, packed, input_quantizer, context)
+    return QuantizedLinear(source, packed, input_quantizer, context, protected_weight)
 
 
 @torch.no_grad()
@@ -152,7 +162,8 @@ def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Obser
             quantized = quantize_weight(module.weight, spec)
         packed = PackedWeight.from_quantized(quantized)
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
-        _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context))
+        float_copy = module.weight if config.keeps_float_kv and takes_text(site) else None
+        _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context, float_copy))
     return _finish(unet, config, context, ranges)
 
 
@@ -195,7 +206,10 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
             raise QuantizedFileError(f"{path} lacks the packed weight of {site}") from error
         packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, spec.row_shape(module.weight.shape)[1])
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
-        layer = _quantized_layer(module, packed, input_quantizer, context)
+        float_copy = tensors.pop(f"{site}.protected_weight", None)
+        if config.keeps_float_kv and takes_text(site) and float_copy is None:
+            raise QuantizedFileError(f"{path} lacks the float K/V weight of {site} that its config keeps")
+        layer = _quantized_layer(module, packed, input_quantizer, context, float_copy)
         if module.bias is not None:
             layer.bias = nn.Parameter(tensors.pop(f"{site}.bias"), requires_grad=False)
         _replace(unet, site, layer)
