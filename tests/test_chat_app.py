@@ -100,6 +100,10 @@ def test_switching_precision_changes_the_memory_readout(page):
     assert "100% of FP32" in full and "% of FP32" in quantized and quantized != full
     percent = int(quantized.split("(")[1].split("%")[0])
     assert percent <= 15
+    page.locator("#float-kv input").check()  # the float K/V copy is counted in the readout
+    page.wait_for_function("before => document.querySelector('#memory').innerText !== before", arg=quantized, timeout=60_000)
+    with_float_kv = int(page.inner_text("#memory").split("(")[1].split("%")[0])
+    assert percent < with_float_kv < 30
 
 
 def test_the_repository_tab_imports_a_folder_of_cards(page, tmp_path):
@@ -125,7 +129,8 @@ def test_the_api_answers_through_gradio_client(app_url):
     from gradio_client import Client
 
     client = Client(app_url, verbose=False)
-    history, _image, stats, _box = client.predict("the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", api_name="/chat")
+    history, _image, stats, _box = client.predict("the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", False,
+                                                 api_name="/chat")
     text = " ".join(str(m.get("content")) for m in history)
     assert "teddybear-v3" in text and "image ready" in stats
 

@@ -50,6 +50,11 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     report = engine.memory()
     assert report.unet_bytes < 0.27 * engine.unet_bytes_at("FP32") and report.used_bytes <= report.budget_bytes
 
+    list(engine.generate(card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=2), float_kv=True))
+    with_float_kv = variant_path(card, precision_config("W8A8", float_kv=True), settings.home / "taq")
+    assert with_float_kv.exists() and with_float_kv != stored
+    assert engine.memory().unet_bytes == engine.unet_bytes_at("W8A8", float_kv=True) > report.unet_bytes
+
     fresh = Engine(settings)  # a restart: the stored variant is loaded, not recalibrated
     before = stored.stat().st_mtime_ns
     list(fresh.generate(card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=2)))

@@ -93,7 +93,7 @@ def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int,
         for r in range(requests_each):
             started = time.perf_counter()
             try:
-                _, _, stats, _ = client.predict(REQUESTS[(index + r) % len(REQUESTS)], [], "FP32", True, 4096, index, 20, 5.0, "64 x 64",
+                _, _, stats, _ = client.predict(REQUESTS[(index + r) % len(REQUESTS)], [], "FP32", True, 4096, index, 20, 5.0, "64 x 64", False,
                                                 api_name="/chat")
                 with lock:
                     report.concurrent_s.append(time.perf_counter() - started)

@@ -127,10 +127,10 @@ class Engine:
                                       lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
                                       f"the LoRA adapter {checkpoint.id}")
 
-    def unet_bytes_at(self, precision: str, base: str | None = None) -> int:
+    def unet_bytes_at(self, precision: str, base: str | None = None, float_kv: bool = False) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized)."""
         base = base or str(self.settings.assets_dir / "zoo" / "base")
-        config = precision_config(precision)
+        config = precision_config(precision, float_kv=float_kv)
         with self._lock:
             self.pipeline(base)
             unet = self.float_unet(base)
@@ -145,10 +145,11 @@ class Engine:
     # -- generation -----------------------------------------------------------------------------------------------
 
     def generate(self, checkpoint: StoredCheckpoint, prompt: str, precision: str = "FP32", trigger_aware: bool = True,
-                 params: GenerationParams | None = None, cancel: threading.Event | None = None) -> Iterator[Frame]:
+                 params: GenerationParams | None = None, cancel: threading.Event | None = None,
+                 float_kv: bool = False) -> Iterator[Frame]:
         """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``."""
         params = params or GenerationParams()
-        config = precision_config(precision, trigger_aware)
+        config = precision_config(precision, trigger_aware, float_kv=float_kv)
         base = self.base_location(checkpoint)
 
         def run(callback) -> object:

@@ -27,14 +27,18 @@ log = logging.getLogger(__name__)
 PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, "W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
 
 
-def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear") -> TAQConfig | None:
-    """The app's precision menu as a TAQ configuration; ``None`` is full precision."""
+def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear", float_kv: bool = False) -> TAQConfig | None:
+    """The app's precision menu as a TAQ configuration; ``None`` is full precision.
+
+    ``float_kv`` computes the trigger's K/V rows with float weights too; it means nothing without protection.
+    """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     bits = PRECISIONS[precision]
     if bits is None:
         return None
-    return TAQConfig(wbits=bits[0], abits=bits[1], mode="taq" if trigger_aware else "plain", quantizer=quantizer)
+    return TAQConfig(wbits=bits[0], abits=bits[1], mode="taq" if trigger_aware else "plain", quantizer=quantizer,
+                     protect_weights=float_kv and trigger_aware)
 
 
 def beside_checkpoint(checkpoint: StoredCheckpoint) -> Path:

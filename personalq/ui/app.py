@@ -34,12 +34,12 @@ def build_app(runtime: Runtime, engine: Engine | None = None) -> gr.Blocks:
     with gr.Blocks(title="PersonalQ") as app:
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
         with gr.Tab("Chat", id="chat"):
-            memory_readout, precision, memory = build_chat_tab(conversation, engine, settings.home / "outputs",
+            memory_readout, readout_inputs, memory = build_chat_tab(conversation, engine, settings.home / "outputs",
                                                                backend_label(runtime))
         with gr.Tab("Repository", id="repository"):
             browse, inputs, outputs = build_repository_tab(runtime.repository)
         with gr.Tab("Rate", id="rate"):
             build_rater_tab(rating, settings.home / "rating")
         app.load(browse, list(inputs), list(outputs))
-        app.load(memory_readout, precision, memory)
+        app.load(memory_readout, readout_inputs, memory)
     return app

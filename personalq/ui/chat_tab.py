@@ -42,13 +42,13 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 
 
 def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, backend: str):
-    def memory_readout(precision: str) -> str:
-        unet = engine.unet_bytes_at(precision)
+    def memory_readout(precision: str, float_kv: bool = False) -> str:
+        unet = engine.unet_bytes_at(precision, float_kv=float_kv)
         full = engine.unet_bytes_at("FP32")
         return f"UNet weights at {precision}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
 
     def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
-                seed: float, steps: float, guidance: float, size: str):
+                seed: float, steps: float, guidance: float, size: str, float_kv: bool = False):
         message = (message or "").strip()
         if not message:
             yield history, state, gr.skip(), gr.skip(), ""
@@ -71,7 +71,7 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
         params = GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
         started = time.perf_counter()
         try:
-            for frame in engine.generate(turn.checkpoint, turn.prompt, precision, trigger_aware, params):
+            for frame in engine.generate(turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv):
                 if frame.final:
                     path = outputs_dir / state.session_id / f"{uuid.uuid4().hex[:12]}.png"
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +101,8 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
             precision = gr.Radio(list(PRECISIONS), value="FP32", label="Precision", elem_id="precision")
             trigger_aware = gr.Checkbox(True, label="Trigger-aware (keep the trigger's cross-attention in full precision)",
                                         elem_id="trigger-aware")
+            float_kv = gr.Checkbox(False, label="Float K/V weights for the trigger rows too (exact pathway; costs a float copy "
+                                   "of the cross-attention K/V weights)", elem_id="float-kv")
             budget = gr.Slider(64, 8192, value=engine.settings.memory_budget_mb, step=64, label="Memory budget (MB)", elem_id="budget")
             memory = gr.Markdown(elem_id="memory")
             gr.Markdown(f"Check-in engine: **{backend}**", elem_id="llm-status")
@@ -110,12 +112,14 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
                 guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance")
                 size = gr.Dropdown(list(SIZES), value="64 x 64", label="Size")
 
-    controls = [precision, trigger_aware, budget, seed, steps, guidance, size]
+    controls = [precision, trigger_aware, budget, seed, steps, guidance, size, float_kv]  # new controls go last: API order
     outputs = [chatbot, state, image, stats, message]
     submitted = message.submit(respond, [message, chatbot, state, *controls], outputs, concurrency_id="generation",
                                concurrency_limit=1, api_name="chat")
     chosen = chatbot.option_select(choose, [chatbot, state, *controls], outputs, concurrency_id="generation", api_visibility="private")
     stop.click(None, cancels=[submitted, chosen])
-    precision.change(memory_readout, precision, memory)
-    budget.release(lambda mb, p: (engine.set_budget_mb(int(mb)), memory_readout(p))[1], [budget, precision], memory)
-    return memory_readout, precision, memory
+    readout_inputs = [precision, float_kv]
+    precision.change(memory_readout, readout_inputs, memory)
+    float_kv.change(memory_readout, readout_inputs, memory)
+    budget.release(lambda mb, p, f: (engine.set_budget_mb(int(mb)), memory_readout(p, f))[1], [budget, *readout_inputs], memory)
+    return memory_readout, readout_inputs, memory
