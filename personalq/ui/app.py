@@ -35,7 +35,7 @@ def build_app(runtime: Runtime, engine: Engine | None = None) -> gr.Blocks:
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
         with gr.Tab("Chat", id="chat"):
             memory_readout, readout_inputs, memory = build_chat_tab(conversation, engine, settings.home / "outputs",
-                                                               backend_label(runtime))
+                                                                    backend_label(runtime))
         with gr.Tab("Repository", id="repository"):
             browse, inputs, outputs = build_repository_tab(runtime.repository)
         with gr.Tab("Rate", id="rate"):

@@ -42,10 +42,12 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 
 
 def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, backend: str):
-    def memory_readout(precision: str, float_kv: bool = False) -> str:
+    def memory_readout(precision: str, trigger_aware: bool = True, float_kv: bool = False) -> str:
+        float_kv = float_kv and trigger_aware and precision != "FP32"
         unet = engine.unet_bytes_at(precision, float_kv=float_kv)
         full = engine.unet_bytes_at("FP32")
-        return f"UNet weights at {precision}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
+        what = f"{precision} + float K/V" if float_kv else precision
+        return f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
 
     def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
                 seed: float, steps: float, guidance: float, size: str, float_kv: bool = False):
@@ -118,8 +120,8 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
                                concurrency_limit=1, api_name="chat")
     chosen = chatbot.option_select(choose, [chatbot, state, *controls], outputs, concurrency_id="generation", api_visibility="private")
     stop.click(None, cancels=[submitted, chosen])
-    readout_inputs = [precision, float_kv]
-    precision.change(memory_readout, readout_inputs, memory)
-    float_kv.change(memory_readout, readout_inputs, memory)
-    budget.release(lambda mb, p, f: (engine.set_budget_mb(int(mb)), memory_readout(p, f))[1], [budget, *readout_inputs], memory)
+    readout_inputs = [precision, trigger_aware, float_kv]
+    for control in readout_inputs:
+        control.change(memory_readout, readout_inputs, memory)
+    budget.release(lambda mb, *readout: (engine.set_budget_mb(int(mb)), memory_readout(*readout))[1], [budget, *readout_inputs], memory)
     return memory_readout, readout_inputs, memory
