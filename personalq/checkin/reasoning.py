@@ -57,7 +57,8 @@ def _vocabulary(pool: list[StoredCheckpoint]) -> set[str]:
     """Every word of the pool's names and subjects."""
     vocabulary: set[str] = set()
     for card in pool:
-        vocabulary |= features(card).names | features(card).subjects
+        f = features(card)
+        vocabulary |= f.names | f.subjects
     return vocabulary
 
 

@@ -91,8 +91,8 @@ class TaqReport:
                 "| x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 11)
         fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
         lines = [head]
-        order = ["FP32", *PRECISIONS], ["-", *MODES]
-        rows = sorted(self.results.items(), key=lambda item: (order[0].index(item[0][0]), order[1].index(item[0][1]), item[0][2]))
+        precisions, modes = ["FP32", *PRECISIONS], ["-", *MODES]
+        rows = sorted(self.results.items(), key=lambda item: (precisions.index(item[0][0]), modes.index(item[0][1]), item[0][2]))
         for (precision, mode, quantizer), r in rows:
             fid = f"{frechet_distance(np.concatenate(r.features), self.real_features):.2f}" if r.features and self.real_features is not None else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"

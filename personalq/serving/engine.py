@@ -127,10 +127,10 @@ class Engine:
                                       lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
                                       f"the LoRA adapter {checkpoint.id}")
 
-    def unet_bytes_at(self, precision: str, base: str | None = None, float_kv: bool = False) -> int:
+    def unet_bytes_at(self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized)."""
         base = base or str(self.settings.assets_dir / "zoo" / "base")
-        config = precision_config(precision, float_kv=float_kv)
+        config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
             self.pipeline(base)
             unet = self.float_unet(base)

@@ -30,7 +30,8 @@ PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, "W8A8": (8, 8), "
 def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear", float_kv: bool = False) -> TAQConfig | None:
     """The app's precision menu as a TAQ configuration; ``None`` is full precision.
 
-    ``float_kv`` computes the trigger's K/V rows with float weights too; it means nothing without protection.
+    ``float_kv`` computes the trigger's K/V rows with float weights too (ignored without protection: see
+    ``TAQConfig.keeps_float_kv``).
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
@@ -38,7 +39,7 @@ def precision_config(precision: str, trigger_aware: bool = True, quantizer: str 
     if bits is None:
         return None
     return TAQConfig(wbits=bits[0], abits=bits[1], mode="taq" if trigger_aware else "plain", quantizer=quantizer,
-                     protect_weights=float_kv and trigger_aware)
+                     protect_weights=float_kv)
 
 
 def beside_checkpoint(checkpoint: StoredCheckpoint) -> Path:

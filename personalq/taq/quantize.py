@@ -93,9 +93,14 @@ def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
         rows, per_row = spec.row_shape(module.weight.shape)
         scale_and_offset = 2 * 4  # float32 each, per row
         total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)
-        if not (config.keeps_float_kv and takes_text(site)):
+        if not keeps_float_weight(config, site):
             total -= module.weight.numel() * module.weight.element_size()
     return total
+
+
+def keeps_float_weight(config: TAQConfig, site: str) -> bool:
+    """Whether the layer at ``site`` keeps a float copy of its weight for the protected rows."""
+    return config.keeps_float_kv and takes_text(site)
 
 
 def activation_ranges(observer: Observer, config: TAQConfig) -> dict[str, torch.Tensor]:
@@ -162,7 +167,7 @@ def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Obser
             quantized = quantize_weight(module.weight, spec)
         packed = PackedWeight.from_quantized(quantized)
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
-        float_copy = module.weight if config.keeps_float_kv and takes_text(site) else None
+        float_copy = module.weight if keeps_float_weight(config, site) else None
         _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context, float_copy))
     return _finish(unet, config, context, ranges)
 
@@ -207,7 +212,7 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
         packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, spec.row_shape(module.weight.shape)[1])
         input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
         float_copy = tensors.pop(f"{site}.protected_weight", None)
-        if config.keeps_float_kv and takes_text(site) and float_copy is None:
+        if keeps_float_weight(config, site) and float_copy is None:
             raise QuantizedFileError(f"{path} lacks the float K/V weight of {site} that its config keeps")
         layer = _quantized_layer(module, packed, input_quantizer, context, float_copy)
         if module.bias is not None:

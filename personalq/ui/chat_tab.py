@@ -18,7 +18,7 @@ from personalq.serving.cache import MB, BudgetError
 from personalq.serving.checkpoints import CheckpointLoadError
 from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
-from personalq.serving.variants import PRECISIONS
+from personalq.serving.variants import PRECISIONS, precision_config
 from personalq.serving.zerogpu import on_gpu
 
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
@@ -43,10 +43,10 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 
 def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, backend: str):
     def memory_readout(precision: str, trigger_aware: bool = True, float_kv: bool = False) -> str:
-        float_kv = float_kv and trigger_aware and precision != "FP32"
-        unet = engine.unet_bytes_at(precision, float_kv=float_kv)
+        unet = engine.unet_bytes_at(precision, trigger_aware=trigger_aware, float_kv=float_kv)
         full = engine.unet_bytes_at("FP32")
-        what = f"{precision} + float K/V" if float_kv else precision
+        config = precision_config(precision, trigger_aware, float_kv=float_kv)
+        what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
         return f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
 
     def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
