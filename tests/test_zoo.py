@@ -26,9 +26,16 @@ def test_every_category_renders_and_triggers_split_into_sub_tokens():
     assert load_tokenizer().tokenize("<teddybear-v2>") == ["<", "teddy", "##be", "##ar", "-", "v", "##2", ">"]
 
 
+@pytest.fixture(scope="module")
+def tiny_zoo(tmp_path_factory) -> tuple[Path, Path]:
+    """(work folder, zoo folder) of one tiny build, shared by the tests that read it."""
+    root = tmp_path_factory.mktemp("tiny-zoo")
+    return root / "work", build_zoo(root / "work", root / "zoo", ZooBuildConfig.tiny())
+
+
 @pytest.mark.slow
-def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tmp_path, settings):
-    out = build_zoo(tmp_path / "work", tmp_path / "zoo", ZooBuildConfig.tiny())
+def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings):
+    work, out = tiny_zoo
     materialize_text_encoder(out / "base")
     pipe = StableDiffusionPipeline.from_pretrained(out / "base", safety_checker=None, feature_extractor=None, requires_safety_checker=False)
     image = pipe("a photo of a dog", num_inference_steps=2, height=64, width=64, output_type="np").images[0]
@@ -40,7 +47,36 @@ def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tmp_path, settings
     repository = Repository(settings)
     assert repository.import_paths([out / "repository"]).count("imported") == 3
     # resumable: a second build finds every stage done and trains nothing
-    assert build_zoo(tmp_path / "work", tmp_path / "zoo", ZooBuildConfig.tiny()) == out
+    assert build_zoo(work, out, ZooBuildConfig.tiny()) == out
+
+
+@pytest.mark.slow
+def test_personalize_bench_trains_each_step_count_afresh(tiny_zoo):
+    from personalq.eval.personalize_bench import run, table
+    from personalq.zoo.concepts import concepts
+
+    work, out = tiny_zoo
+    chosen = [c for c in concepts() if c.id in ("biscuit-v1", "oakley-v1")]  # a LoRA and a textual inversion
+    results = run(out, work, chosen, [1, 2], images=2, base_config=ZooBuildConfig.tiny().personalize)
+    assert [r.steps for r in results] == [1, 2] and all(r.images == 4 for r in results)
+    for r in results:
+        assert 0 <= r.variant <= min(r.category, r.marker) <= 1 and r.train_seconds > 0
+    assert "| 2 |" in table(results, chosen) and "biscuit-v1, oakley-v1" in table(results, chosen)
+    assert not list(work.glob("personalize/*.state.pt"))  # the bench trains in scratch space, not in the build's work
+
+
+def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path)])
+    assert result.exit_code != 0 and "holds no zoo build" in result.output
+    (tmp_path / "latents.pt").write_bytes(b"")
+    result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--checkpoints", "biscuit-v9"])
+    assert result.exit_code != 0 and "unknown checkpoint ids biscuit-v9" in result.output
+    result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--steps", "100,lots"])
+    assert result.exit_code != 0 and "comma-separated whole numbers" in result.output
 
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
@@ -59,3 +95,29 @@ def test_shipped_model_generates_with_its_checkpoints(settings):
         assert image.shape == (64, 64, 3) and np.isfinite(image).all()
     plain = pipe("a photo of a dog", num_inference_steps=4, height=64, width=64, generator=torch.Generator().manual_seed(0), output_type="np").images[0]
     assert plain.std() > 0.01
+
+
+@pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
+def test_evaluate_with_a_swapped_unet_compares_like_for_like():
+    from personalq.zoo.evaluate import evaluate_zoo
+
+    full = evaluate_zoo(SHIPPED, per_prompt=1, per_concept=1, categories=("dog",))
+    assert full.variant_with_trigger is not None and set(full.per_kind) == {"lora", "dreambooth"}
+    assert "variant recognised with the trigger" in full.table()
+    swapped = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), unet=SHIPPED / "base" / "unet", personalized=False)
+    # the same weights through --unet: the same images, so the same figures; no checkpoint rows
+    assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (full.base_category_rate, full.base_alignment, full.domain_fid)
+    assert swapped.variant_with_trigger is None and "variant" not in swapped.table()
+    assert swapped.images == 8 + 6
+
+
+def test_evaluate_cli_rejects_what_is_not_a_unet_or_a_category(tmp_path):
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["zoo", "evaluate", "--unet", str(tmp_path)])
+    assert result.exit_code != 0 and "not a UNet folder" in result.output
+    result = runner.invoke(app, ["zoo", "evaluate", "--categories", "dog,unicorn"])
+    assert result.exit_code != 0 and "unknown categories unicorn" in result.output

@@ -110,6 +110,38 @@ def taq(
         typer.echo(f"\nplot: {report.plot(plot)}")
 
 
+@app.command("personalize")
+def personalize(
+    steps: Annotated[str, typer.Option(help="fine-tuning step counts to compare, comma-separated")] = "100,300",
+    checkpoints: Annotated[str, typer.Option(help="concept ids to train again, comma-separated")] = (
+        "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"),
+    images: Annotated[int, typer.Option(help="images per checkpoint and step count")] = 8,
+    zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    work: Annotated[Optional[Path], typer.Option(help="the zoo build's working folder; default HOME/zoo-work")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Train the same personalized checkpoints for several step counts; category, variant marker and variant rates."""
+    from personalq.eval.personalize_bench import run, table
+    from personalq.zoo.concepts import concepts
+
+    settings = settings_for(home)
+    work = work or settings.home / "zoo-work"
+    if not (work / "latents.pt").is_file():
+        fail(f"{work} holds no zoo build (latents.pt): run `personalq zoo build` first or pass --work")
+    known = {c.id: c for c in concepts()}
+    wanted = [i.strip() for i in checkpoints.split(",") if i.strip()]
+    if unknown := [i for i in wanted if i not in known]:
+        fail(f"unknown checkpoint ids {', '.join(unknown)}; the zoo's ids look like biscuit-v1")
+    try:
+        counts = [int(n) for n in steps.split(",")]
+    except ValueError:
+        fail(f"--steps takes comma-separated whole numbers, not {steps!r}")
+    if not counts or min(counts) < 1:
+        fail(f"--steps takes positive step counts, not {steps!r}")
+    chosen = [known[i] for i in wanted]
+    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, counts, images), chosen))
+
+
 @app.command("serve")
 def serve_(
     rounds: Annotated[int, typer.Option(help="timed requests per measurement")] = 5,

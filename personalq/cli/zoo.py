@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, settings_for
+from personalq.cli.common import HomeOption, fail, settings_for
 
 app = typer.Typer(help="Build the bundled demo model zoo.", no_args_is_help=True)
 
@@ -33,10 +33,21 @@ def evaluate(
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
     per_concept: Annotated[int, typer.Option(help="images per personalized checkpoint")] = 4,
     per_prompt: Annotated[int, typer.Option(help="base images per (category, scene) prompt")] = 2,
+    unet: Annotated[Optional[Path], typer.Option(help="evaluate the base with this UNet folder instead (e.g. another training step)")] = None,
+    personalized: Annotated[bool, typer.Option(help="also evaluate the personalized checkpoints")] = True,
+    categories: Annotated[Optional[str], typer.Option(help="comma-separated subset of the 20 categories; default all")] = None,
     home: HomeOption = None,
 ) -> None:
     """Generate with the base and every personalized checkpoint; print recognition rates, domain FID and speed."""
+    from personalq.zoo.catalog import CATEGORIES
     from personalq.zoo.evaluate import evaluate_zoo
 
     settings = settings_for(home)
-    typer.echo(evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept).table())
+    if unet is not None and not (unet / "config.json").is_file():
+        fail(f"--unet {unet} is not a UNet folder (no config.json)")
+    chosen = tuple(c.strip() for c in categories.split(",")) if categories else CATEGORIES
+    if unknown := sorted(set(chosen) - set(CATEGORIES)):
+        fail(f"unknown categories {', '.join(unknown)}; the zoo has {', '.join(CATEGORIES)}")
+    report = evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept, unet=unet,
+                          personalized=personalized, categories=chosen)
+    typer.echo(report.table())

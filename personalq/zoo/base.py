@@ -22,7 +22,7 @@ class BaseBuildConfig:
     images: int = 20000
     vae_steps: int = 1200
     vae_batch: int = 16
-    unet_steps: int = 6000
+    unet_steps: int = 8000
     unet_batch: int = 32
     seed: int = 0
 

@@ -35,7 +35,7 @@ LORA_TARGETS = ["to_q", "to_k", "to_v", "to_out.0"]
 @dataclass
 class PersonalizeConfig:
     images: int = 40
-    steps: int = 100
+    steps: int = 200
     ti_steps: int = 150
     instance_batch: int = 6
     prior_batch: int = 2
