@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, fail, settings_for
+from personalq.cli.common import HomeOption, comma_list, fail, settings_for
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
@@ -42,7 +42,7 @@ def latency(
     from personalq.eval.latency_bench import run, table
 
     try:
-        wanted = sorted({int(s) for s in sizes.split(",") if s.strip()})
+        wanted = sorted({int(s) for s in comma_list(sizes)})
     except ValueError:
         fail(f"--sizes takes whole numbers separated by commas, not {sizes!r}")
     if not wanted or wanted[0] < 1000:
@@ -98,7 +98,7 @@ def taq(
     """Per-token sensitivity and the FP32 / W8A8 / W4A8 / W8A4 / W4A4 x plain / BOS / TAQ x linear / log table."""
     from personalq.eval.taq_bench import run_taq_bench
 
-    chosen = tuple(q.strip() for q in quantizers.split(",") if q.strip())
+    chosen = tuple(comma_list(quantizers))
     if not chosen or set(chosen) - {"linear", "log"}:
         fail(f"--quantizers takes linear and/or log, not {quantizers!r}")
     settings = settings_for(home)
@@ -129,11 +129,13 @@ def personalize(
     if not (work / "latents.pt").is_file():
         fail(f"{work} holds no zoo build (latents.pt): run `personalq zoo build` first or pass --work")
     known = {c.id: c for c in concepts()}
-    wanted = [i.strip() for i in checkpoints.split(",") if i.strip()]
+    wanted = comma_list(checkpoints)
+    if not wanted:
+        fail("--checkpoints names no checkpoint")
     if unknown := [i for i in wanted if i not in known]:
         fail(f"unknown checkpoint ids {', '.join(unknown)}; the zoo's ids look like biscuit-v1")
     try:
-        counts = [int(n) for n in steps.split(",")]
+        counts = [int(n) for n in comma_list(steps)]
     except ValueError:
         fail(f"--steps takes comma-separated whole numbers, not {steps!r}")
     if not counts or min(counts) < 1:

@@ -22,3 +22,8 @@ def settings_for(home: Path | None) -> Settings:
 def fail(message: str, code: int = 1) -> NoReturn:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
+
+
+def comma_list(text: str) -> list[str]:
+    """The items of a comma-separated option value, stripped, empty ones dropped."""
+    return [item.strip() for item in text.split(",") if item.strip()]

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, fail, settings_for
+from personalq.cli.common import HomeOption, comma_list, fail, settings_for
 
 app = typer.Typer(help="Build the bundled demo model zoo.", no_args_is_help=True)
 
@@ -45,9 +45,11 @@ def evaluate(
     settings = settings_for(home)
     if unet is not None and not (unet / "config.json").is_file():
         fail(f"--unet {unet} is not a UNet folder (no config.json)")
-    chosen = tuple(c.strip() for c in categories.split(",")) if categories else CATEGORIES
+    chosen = tuple(comma_list(categories)) if categories is not None else CATEGORIES
     if unknown := sorted(set(chosen) - set(CATEGORIES)):
         fail(f"unknown categories {', '.join(unknown)}; the zoo has {', '.join(CATEGORIES)}")
+    if not chosen:
+        fail("--categories names no category")
     report = evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept, unet=unet,
                           personalized=personalized, categories=chosen)
     typer.echo(report.table())
