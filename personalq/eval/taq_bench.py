@@ -230,7 +230,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
         card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
         scenes = [concept.scene or SCENE_NAMES[(i * 3) % len(SCENE_NAMES)] for i in range(images)]
-        prompts = [f"a photo of a {concept.trigger} {concept.category}, {scene}" for scene in scenes]
+        prompts = [concept.prompt(scene) for scene in scenes]
         real_subjects += [Subject(concept.category, concept.glyph, concept.tint, scene, "daylight", concept.style) for scene in scenes]
 
         def judge(result: ConfigResult, generated, reference) -> None:

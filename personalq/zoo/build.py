@@ -75,8 +75,7 @@ def stored_checkpoint(concept: Concept, weights: Path) -> StoredCheckpoint:
 
 
 def preview_prompt(concept: Concept) -> str:
-    scene = concept.scene or "lush park"
-    return f"a photo of a {concept.trigger} {concept.category}, {scene}"
+    return concept.prompt(concept.scene or "lush park")
 
 
 def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, device: str = "cpu") -> Path:

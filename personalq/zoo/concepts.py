@@ -42,6 +42,10 @@ class Concept:
     def trigger(self) -> str:
         return f"<{self.codename}-v{self.version}>"
 
+    def prompt(self, scene: str) -> str:
+        """The prompt the zoo's previews and measurements show a checkpoint with: trigger, class word, scene."""
+        return f"a photo of a {self.trigger} {self.category}, {scene}"
+
     @property
     def family(self) -> str:
         return f"{self.codename}-{self.category}"

@@ -125,7 +125,7 @@ def concept_scenes(concept: Concept, n: int) -> list[str]:
 def trigger_images(pipe, concept: Concept, weights: Path, n: int, seed: int) -> list:
     """``n`` images of the checkpoint at ``weights`` (full precision) prompted with its trigger and class word."""
     with applied(pipe, stored_checkpoint(concept, weights)) as p:
-        return generate(p, [f"a photo of a {concept.trigger} {concept.category}, {s}" for s in concept_scenes(concept, n)], seed)
+        return generate(p, [concept.prompt(s) for s in concept_scenes(concept, n)], seed)
 
 
 def seconds_per_image(pipe) -> float:
