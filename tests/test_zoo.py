@@ -121,3 +121,14 @@ def test_evaluate_cli_rejects_what_is_not_a_unet_or_a_category(tmp_path):
     assert result.exit_code != 0 and "not a UNet folder" in result.output
     result = runner.invoke(app, ["zoo", "evaluate", "--categories", "dog,unicorn"])
     assert result.exit_code != 0 and "unknown categories unicorn" in result.output
+
+
+def test_frechet_distance_is_the_mean_shift_for_equal_spreads_and_refuses_a_single_sample():
+    from personalq.eval.image_metrics import frechet_distance
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(400, 4))
+    assert frechet_distance(a, a) == pytest.approx(0, abs=1e-6)
+    assert frechet_distance(a, a + np.array([3.0, 0, 0, 4.0])) == pytest.approx(25, rel=1e-6)
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        frechet_distance(a[:1], a)

@@ -27,7 +27,7 @@ import torch
 from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
-from personalq.eval.image_metrics import frechet_distance, recognised
+from personalq.eval.image_metrics import MIN_FRECHET_SAMPLES, frechet_distance, recognised
 from personalq.serving.checkpoints import adapters_applied, applied, load_base, replaces_unet
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
@@ -94,7 +94,10 @@ class TaqReport:
         precisions, modes = ["FP32", *PRECISIONS], ["-", *MODES]
         rows = sorted(self.results.items(), key=lambda item: (precisions.index(item[0][0]), modes.index(item[0][1]), item[0][2]))
         for (precision, mode, quantizer), r in rows:
-            fid = f"{frechet_distance(np.concatenate(r.features), self.real_features):.2f}" if r.features and self.real_features is not None else "n/a"
+            generated = np.concatenate(r.features) if r.features else None
+            measurable = (generated is not None and self.real_features is not None
+                          and min(len(generated), len(self.real_features)) >= MIN_FRECHET_SAMPLES)
+            fid = f"{frechet_distance(generated, self.real_features):.2f}" if measurable else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
             alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
             lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | "
