@@ -109,6 +109,23 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (full.base_category_rate, full.base_alignment, full.domain_fid)
     assert swapped.variant_with_trigger is None and "variant" not in swapped.table()
     assert swapped.images == 8 + 6
+    # the shipped evaluator must recognise real dogs well, or the generated-image rates measure the evaluator
+    assert full.real_category_rate >= 0.75 and full.variant_real is not None and full.variant_real >= 0.5
+    weaker = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), personalized=False, guidance=1.0)
+    assert weaker.domain_fid != full.domain_fid and "| classifier-free guidance scale of the generated images | 1 |" in weaker.table()
+
+
+def test_evaluator_training_shifts_each_image_within_its_padding():
+    from personalq.zoo.evaluator import shifted
+
+    images = torch.rand(16, 3, 20, 20)
+    assert torch.equal(shifted(images, torch.Generator().manual_seed(0), pad=0), images)
+    moved = shifted(images, torch.Generator().manual_seed(0), pad=3)
+    assert moved.shape == images.shape
+    for original, out in zip(images, moved):  # the interior of each output is the original moved by at most 3 px
+        assert any(torch.equal(out[:, 3:-3, 3:-3], original[:, 3 - dy : 17 - dy, 3 - dx : 17 - dx])
+                   for dy in range(-3, 4) for dx in range(-3, 4))
+    assert not all(torch.equal(a, b) for a, b in zip(images, moved))
 
 
 def test_evaluate_cli_rejects_what_is_not_a_unet_or_a_category(tmp_path):

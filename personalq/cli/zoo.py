@@ -36,11 +36,12 @@ def evaluate(
     unet: Annotated[Optional[Path], typer.Option(help="evaluate the base with this UNet folder instead (e.g. another training step)")] = None,
     personalized: Annotated[bool, typer.Option(help="also evaluate the personalized checkpoints")] = True,
     categories: Annotated[Optional[str], typer.Option(help="comma-separated subset of the 20 categories; default all")] = None,
+    guidance: Annotated[Optional[float], typer.Option(min=0.0, max=30.0, help="classifier-free guidance scale; default the zoo's")] = None,
     home: HomeOption = None,
 ) -> None:
     """Generate with the base and every personalized checkpoint; print recognition rates, domain FID and speed."""
     from personalq.zoo.catalog import CATEGORIES
-    from personalq.zoo.evaluate import evaluate_zoo
+    from personalq.zoo.evaluate import GUIDANCE, evaluate_zoo
 
     settings = settings_for(home)
     if unet is not None and not (unet / "config.json").is_file():
@@ -51,5 +52,6 @@ def evaluate(
     if not chosen:
         fail("--categories names no category")
     report = evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept, unet=unet,
-                          personalized=personalized, categories=chosen)
+                          personalized=personalized, categories=chosen,
+                          guidance=GUIDANCE if guidance is None else guidance)
     typer.echo(report.table())

@@ -36,8 +36,8 @@ PREVIEW_STEPS = 20
 class ZooBuildConfig:
     base: BaseBuildConfig = field(default_factory=BaseBuildConfig)
     personalize: PersonalizeConfig = field(default_factory=PersonalizeConfig)
-    evaluator_images: int = 12000
-    evaluator_steps: int = 1500
+    evaluator_images: int = 20000
+    evaluator_steps: int = 2400
     only: tuple[str, ...] | None = None  # build just these concept ids
 
     @classmethod

@@ -26,11 +26,11 @@ GUIDANCE = 5.0
 TIMED_RUNS = 6  # the first is a warm-up
 
 
-def generate(pipe, prompts: list[str], seed: int, batch: int = 16) -> list:
+def generate(pipe, prompts: list[str], seed: int, guidance: float = GUIDANCE, batch: int = 16) -> list:
     images = []
     for start in range(0, len(prompts), batch):
         generator = torch.Generator().manual_seed(seed + start)
-        images += pipe(prompts[start : start + batch], num_inference_steps=STEPS, guidance_scale=GUIDANCE, generator=generator,
+        images += pipe(prompts[start : start + batch], num_inference_steps=STEPS, guidance_scale=guidance, generator=generator,
                        height=64, width=64).images
     return images
 
@@ -41,11 +41,14 @@ class ZooReport:
     base_alignment: float
     domain_fid: float
     real_vs_real_fid: float
+    real_category_rate: float  # the evaluator on real renders of the same prompts: the most a generator can score
     variant_with_trigger: float | None  # None when the personalized checkpoints were not evaluated
     variant_without_trigger: float | None
+    variant_real: float | None  # the evaluator on real renders of each checkpoint's variant
     per_kind: dict[str, float]
     seconds_per_image: float
     images: int
+    guidance: float = GUIDANCE
 
     def table(self) -> str:
         rows = [
@@ -53,8 +56,10 @@ class ZooReport:
             ("base: prompt alignment (category + scene)", f"{self.base_alignment:.3f}"),
             ("base: domain FID, generated vs real renders", f"{self.domain_fid:.2f}"),
             ("reference: domain FID, real vs other real renders", f"{self.real_vs_real_fid:.2f}"),
+            ("reference: category recognised in real renders of the same prompts", f"{self.real_category_rate:.1%}"),
             *self._personalized_rows(),
             ("one 64x64 image, 20 steps, CFG (median of 5)", f"{self.seconds_per_image:.2f} s"),
+            ("classifier-free guidance scale of the generated images", f"{self.guidance:g}"),
             ("images generated for this table", str(self.images)),
         ]
         return "| measure | value |\n| --- | --- |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
@@ -65,56 +70,78 @@ class ZooReport:
         return [
             ("personalized: variant recognised with the trigger", f"{self.variant_with_trigger:.1%}"),
             ("base without the trigger: variant recognised", f"{self.variant_without_trigger:.1%}"),
+            ("reference: variant recognised in real renders of the variants", f"{self.variant_real:.1%}"),
             *[(f"personalized ({kind}): variant recognised with the trigger", f"{rate:.1%}") for kind, rate in sorted(self.per_kind.items())],
         ]
 
 
 def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int = 7, unet: Path | None = None,
-                 personalized: bool = True, categories: Sequence[str] = CATEGORIES) -> ZooReport:
+                 personalized: bool = True, categories: Sequence[str] = CATEGORIES, guidance: float = GUIDANCE) -> ZooReport:
     """The zoo's figures from freshly generated images, all at one seed so that two runs compare image for image.
 
     ``unet`` swaps in another base UNet (a folder from ``save_pretrained``, e.g. an earlier or later training
     step) with everything else fixed, so that base-model figures of two training steps compare side by side;
     ``personalized=False`` skips the checkpoints (they were trained on the shipped UNet, not on a swapped one).
-    ``categories`` narrows both parts to a subset, for a quick look.
+    ``categories`` narrows both parts to a subset, for a quick look; ``guidance`` is the classifier-free guidance
+    scale, which trades diversity for prompt adherence and so moves the recognition rates.
     """
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     if unet is not None:
         pipe.unet = UNet2DConditionModel.from_pretrained(unet, torch_dtype=torch.float32)
     evaluator = Evaluator.load(zoo / "evaluator.safetensors")
-    base = _base_figures(pipe, evaluator, categories, per_prompt, seed)
+    base = _base_figures(pipe, evaluator, categories, per_prompt, seed, guidance)
     built = [c for c in concepts() if c.category in categories and (zoo / "repository" / f"{c.id}.yaml").exists()] if personalized else []
-    with_trigger, without_trigger, per_kind = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed)
-    return ZooReport(*base, float(np.mean(with_trigger)) if with_trigger else None, float(np.mean(without_trigger)) if without_trigger else None,
-                     {k: float(np.mean(v)) for k, v in per_kind.items()}, seconds_per_image(pipe),
-                     len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(with_trigger) + TIMED_RUNS)
+    with_trigger, without_trigger, per_kind = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed, guidance)
+
+    def mean(hits: list) -> float | None:
+        return float(np.mean(hits)) if hits else None
+
+    return ZooReport(*base, variant_with_trigger=mean(with_trigger), variant_without_trigger=mean(without_trigger),
+                     variant_real=mean(real_variant_hits(evaluator, built, per_concept, seed)),
+                     per_kind={k: float(np.mean(v)) for k, v in per_kind.items()}, seconds_per_image=seconds_per_image(pipe),
+                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(with_trigger) + TIMED_RUNS, guidance=guidance)
 
 
-def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int) -> tuple[float, float, float, float]:
-    """Category rate, alignment, domain FID and the real-vs-real reference FID of the base on every (category, scene)."""
+def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int,
+                  guidance: float) -> tuple[float, float, float, float, float]:
+    """Category rate, alignment, domain FID of the base on every (category, scene); the two real-render references."""
     subjects = [(c, s) for c in categories for s in SCENE_NAMES for _ in range(per_prompt)]
-    generated = evaluator.recognise(generate(pipe, [f"a photo of a {c}, {s}" for c, s in subjects], seed))
+    generated = evaluator.recognise(generate(pipe, [f"a photo of a {c}, {s}" for c, s in subjects], seed, guidance))
     category_rate = float(np.mean([generated.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
     alignment = float(np.mean([(generated.labels["category"][i] == c) + (generated.labels["scene"][i] == s) for i, (c, s) in enumerate(subjects)]) / 2)
     rng = np.random.default_rng(seed)
     real_subjects = [Subject(c, CATEGORY_GLYPHS[c][int(rng.integers(len(CATEGORY_GLYPHS[c])))], "natural", s, "daylight", "photo") for c, s in subjects]
     real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images))
     real_again = evaluator.recognise(list(render_set(real_subjects, seed + 2).images))
-    return category_rate, alignment, frechet_distance(generated.features, real.features), frechet_distance(real_again.features, real.features)
+    real_category_rate = float(np.mean([real.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
+    return (category_rate, alignment, frechet_distance(generated.features, real.features),
+            frechet_distance(real_again.features, real.features), real_category_rate)
 
 
-def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int):
+def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int, guidance: float):
     """Per image: the variant recognised with the trigger, and on the base without it; the former per kind too."""
     with_trigger, without_trigger, per_kind = [], [], {}
     for concept in tqdm(built, desc="personalized", unit=" ckpt"):
-        hits = recognised(evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed)),
+        hits = recognised(evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance)),
                           concept.variant)
         with_trigger += hits.tolist()
         per_kind.setdefault(concept.kind, []).extend(hits.tolist())
-        plain = generate(pipe, [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)], seed)
+        plain = generate(pipe, [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)], seed, guidance)
         without_trigger += recognised(evaluator.recognise(plain), concept.variant).tolist()
     return with_trigger, without_trigger, per_kind
+
+
+def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: int, seed: int) -> list[bool]:
+    """Per real render of each checkpoint's variant (its glyph and tint, in its scenes): is the variant recognised?
+
+    What a generator that drew the variants perfectly would score, so the variant rate has a ceiling beside it.
+    """
+    hits = []
+    for concept in built:
+        subjects = [Subject(concept.category, concept.glyph, concept.tint, s, "daylight", "photo") for s in concept_scenes(concept, per_concept)]
+        hits += recognised(evaluator.recognise(list(render_set(subjects, seed + 3).images)), concept.variant).tolist()
+    return hits
 
 
 def concept_scenes(concept: Concept, n: int) -> list[str]:
@@ -122,10 +149,10 @@ def concept_scenes(concept: Concept, n: int) -> list[str]:
     return [concept.scene or SCENE_NAMES[i % len(SCENE_NAMES)] for i in range(n)]
 
 
-def trigger_images(pipe, concept: Concept, weights: Path, n: int, seed: int) -> list:
+def trigger_images(pipe, concept: Concept, weights: Path, n: int, seed: int, guidance: float = GUIDANCE) -> list:
     """``n`` images of the checkpoint at ``weights`` (full precision) prompted with its trigger and class word."""
     with applied(pipe, stored_checkpoint(concept, weights)) as p:
-        return generate(p, [concept.prompt(s) for s in concept_scenes(concept, n)], seed)
+        return generate(p, [concept.prompt(s) for s in concept_scenes(concept, n)], seed, guidance)
 
 
 def seconds_per_image(pipe) -> float:
