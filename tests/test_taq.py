@@ -267,3 +267,41 @@ def test_adaround_moves_the_layer_output_less_than_rounding_to_nearest():
     assert int(learned.codes.min()) >= 0 and int(learned.codes.max()) <= 15
     with pytest.raises(ValueError):
         adaround_weight(layer, [], spec)
+
+
+# --- the bench's paired comparison -------------------------------------------------------------------------------
+
+
+def test_paired_comparison_calls_a_difference_only_when_its_interval_excludes_zero():
+    from personalq.eval.taq_bench import ConfigResult, TaqReport
+
+    rng = torch.Generator().manual_seed(0)
+    base = (torch.rand(40, generator=rng) * 1e-3).tolist()  # per-image error of plain PTQ, spread over prompts
+    noise = ((torch.rand(40, generator=rng) - 0.5) * 1e-4).tolist()
+
+    def report(taq_mse: list[float]) -> TaqReport:
+        rows = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", 4, mse=[0.0] * 40),
+                ("W8A8", "plain", "linear"): ConfigResult("W8A8", "plain", "linear", 1, mse=base, fidelity=[True] * 40),
+                ("W8A8", "taq", "linear"): ConfigResult("W8A8", "taq", "linear", 1, mse=taq_mse, fidelity=[True] * 20 + [False] * 20)}
+        return TaqReport(rows, None, [], ["a"], 40)
+
+    # 10% lower on every image: far inside the spread across images, yet certain when paired
+    closer = report([b * 0.9 for b in base]).paired()[0]
+    assert closer.verdict == "taq closer to FP32" and closer.closer == 1.0 and closer.mse.high < 0
+    assert closer.fidelity is not None and closer.fidelity.mean == -0.5
+    tied = report([b + n for b, n in zip(base, noise)]).paired()[0]
+    assert tied.verdict == "no significant difference" and tied.mse.low < 0 < tied.mse.high
+    worse = report([b + 2e-4 for b in base]).paired()[0]
+    assert worse.verdict == "plain closer to FP32"
+    assert report(base).paired("taq", "bos") == []  # no BOS row to compare with
+    assert "| W8A8 | linear | taq - plain |" in report(base).paired_table()
+
+
+def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():
+    from personalq.eval.intervals import mean_interval
+
+    interval = mean_interval([0.0, 1.0] * 20)
+    assert interval.low < interval.mean == 0.5 < interval.high
+    assert mean_interval([3.0, 3.0]) == mean_interval([3.0]) and mean_interval([3.0]).low == 3.0
+    with pytest.raises(ValueError):
+        mean_interval([])

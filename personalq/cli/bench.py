@@ -105,6 +105,7 @@ def taq(
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
                            quantizers=chosen, adaround=adaround, float_kv=float_kv)
     typer.echo(report.table())
+    typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())
         typer.echo(f"\nplot: {report.plot(plot)}")

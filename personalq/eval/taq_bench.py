@@ -28,6 +28,7 @@ from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
 from personalq.eval.image_metrics import MIN_FRECHET_SAMPLES, frechet_distance, recognised
+from personalq.eval.intervals import MeanInterval, mean_interval
 from personalq.serving.checkpoints import adapters_applied, applied, load_base, replaces_unet
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
@@ -70,6 +71,29 @@ class ConfigResult:
     peak_rss: int = 0
 
 
+@dataclass(frozen=True)
+class PairedComparison:
+    """One separation against another at the same precision and quantizer, image by image (same prompts, seeds).
+
+    Differences are ``mode`` minus ``baseline``: a negative MSE difference means ``mode`` stays closer to FP32.
+    Paired, because most of an image's error comes from its prompt and seed, not from the separation.
+    """
+
+    precision: str
+    quantizer: str
+    mode: str
+    baseline: str
+    mse: MeanInterval
+    fidelity: MeanInterval | None
+    closer: float  # share of images where ``mode``'s MSE is the lower one
+
+    @property
+    def verdict(self) -> str:
+        if not self.mse.excludes(0.0):
+            return "no significant difference"
+        return f"{self.mode} closer to FP32" if self.mse.high < 0 else f"{self.baseline} closer to FP32"
+
+
 @dataclass
 class TokenEffect:
     role: str  # start, trigger, class, other, end, padding
@@ -104,6 +128,28 @@ class TaqReport:
                          f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
                          f"{statistics.median(r.seconds_per_image):.3f} |")
         return "\n".join(lines) + f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each."
+
+    def paired(self, mode: str = "taq", baseline: str = "plain") -> list[PairedComparison]:
+        out = []
+        for (precision, row_mode, quantizer), result in self.results.items():
+            other = self.results.get((precision, baseline, quantizer))
+            if row_mode != mode or other is None or not result.mse:
+                continue
+            mse = np.array(result.mse) - np.array(other.mse)
+            fidelity = (mean_interval(np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float))
+                        if result.fidelity and other.fidelity else None)
+            out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0))))
+        return out
+
+    def paired_table(self) -> str:
+        lines = ["| precision | quantizer | comparison | MSE difference [95% CI] | closer in | variant fidelity difference [95% CI] | verdict |",
+                 "|" + " --- |" * 7]
+        for baseline in ("plain", "bos"):
+            for c in self.paired("taq", baseline):
+                fidelity = f"{c.fidelity.mean:+.1%} [{c.fidelity.low:+.1%}, {c.fidelity.high:+.1%}]" if c.fidelity else "n/a"
+                lines.append(f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} [{c.mse.low:+.2e}, "
+                             f"{c.mse.high:+.2e}] | {c.closer:.0%} | {fidelity} | {c.verdict} |")
+        return "\n".join(lines)
 
     def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
         roles: dict[str, list[TokenEffect]] = {}

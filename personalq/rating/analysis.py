@@ -1,9 +1,9 @@
 """Win rates with bootstrap confidence intervals, Bradley-Terry scores and inter-rater agreement.
 
 Ties and "both bad" count as half a win for each side. Confidence intervals come from
-``scipy.stats.bootstrap`` (percentile, 95%); Bradley-Terry strengths from the classic MM iteration
-(Hunter 2004), a dozen lines that do not justify another dependency; agreement is Fleiss' kappa over items
-with at least two raters.
+``scipy.stats.bootstrap`` (percentile, 95%, through :func:`mean_interval`); Bradley-Terry strengths from the
+classic MM iteration (Hunter 2004), a dozen lines that do not justify another dependency; agreement is
+Fleiss' kappa over items with at least two raters.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import bootstrap
 
+from personalq.eval.intervals import mean_interval
 from personalq.rating.votes import Vote
 
 FOCUS = "checkin"
@@ -44,16 +44,10 @@ def win_rates(votes: list[Vote], seed: int = 0) -> list[WinRate]:
             by_baseline[(methods - {FOCUS}).pop()].append(vote)
     rates = []
     for baseline, group in sorted(by_baseline.items()):
-        scores = np.array([outcome(v) for v in group])
-        if len(scores) > 1 and scores.std() > 0:
-            ci = bootstrap((scores,), np.mean, confidence_level=0.95, n_resamples=2000, method="percentile",
-                           random_state=np.random.default_rng(seed)).confidence_interval
-            low, high = float(ci.low), float(ci.high)
-        else:
-            low = high = float(scores.mean())
+        interval = mean_interval([outcome(v) for v in group], seed)
         wins = sum(v.winner() == FOCUS for v in group)
         losses = sum(v.winner() == baseline for v in group)
-        rates.append(WinRate(baseline, float(scores.mean()), low, high, len(group), wins, losses, len(group) - wins - losses))
+        rates.append(WinRate(baseline, interval.mean, interval.low, interval.high, len(group), wins, losses, len(group) - wins - losses))
     return rates
 
 
