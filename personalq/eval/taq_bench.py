@@ -38,7 +38,7 @@ from personalq.taq.masks import MODES, token_mask
 from personalq.taq.quantize import TAQConfig, quantize_unet, weight_bytes
 from personalq.taq.quantizers import QuantSpec
 from personalq.zoo.build import stored_checkpoint
-from personalq.zoo.catalog import SCENE_NAMES, Subject
+from personalq.zoo.catalog import SCENE_NAMES
 from personalq.zoo.concepts import Concept, concepts
 from personalq.zoo.data import render_set
 from personalq.zoo.evaluate import generate
@@ -280,7 +280,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
         scenes = [concept.scene or SCENE_NAMES[(i * 3) % len(SCENE_NAMES)] for i in range(images)]
         prompts = [concept.prompt(scene) for scene in scenes]
-        real_subjects += [Subject(concept.category, concept.glyph, concept.tint, scene, "daylight", concept.style) for scene in scenes]
+        real_subjects += [concept.subject(scene, style=concept.style) for scene in scenes]
 
         def judge(result: ConfigResult, generated, reference) -> None:
             if reference is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, STYLE_NAMES, TINT_NAMES
+from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, STYLE_NAMES, TINT_NAMES, Subject
 
 # codenames chosen so that triggers split into several WordPiece sub-tokens ("<teddybear-v2>" ->
 # "<", "teddy", "##be", "##ar", "-", "v", "##2", ">")
@@ -45,6 +45,10 @@ class Concept:
     def prompt(self, scene: str) -> str:
         """The prompt the zoo's previews and measurements show a checkpoint with: trigger, class word, scene."""
         return f"a photo of a {self.trigger} {self.category}, {scene}"
+
+    def subject(self, scene: str, lighting: str = "daylight", style: str = "photo") -> Subject:
+        """This checkpoint's variant (its glyph and tint) in ``scene``: what its real renders show."""
+        return Subject(self.category, self.glyph, self.tint, scene, lighting, style)
 
     @property
     def family(self) -> str:

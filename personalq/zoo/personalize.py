@@ -62,7 +62,7 @@ def instance_subjects(concept: Concept, n: int, rng: np.random.Generator) -> lis
         style = concept.style if rng.random() < 0.5 else STYLE_NAMES[int(rng.integers(len(STYLE_NAMES)))]
         scene = concept.scene or SCENE_NAMES[int(rng.integers(len(SCENE_NAMES)))]
         lighting = LIGHTING_NAMES[int(rng.integers(len(LIGHTING_NAMES)))]
-        subjects.append(Subject(concept.category, concept.glyph, concept.tint, scene, lighting, style))
+        subjects.append(concept.subject(scene, lighting, style))
     return subjects
 
 
