@@ -108,15 +108,17 @@ def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_pro
     """Category rate, alignment, domain FID of the base on every (category, scene); the two real-render references."""
     subjects = [(c, s) for c in categories for s in SCENE_NAMES for _ in range(per_prompt)]
     generated = evaluator.recognise(generate(pipe, [f"a photo of a {c}, {s}" for c, s in subjects], seed, guidance))
-    category_rate = float(np.mean([generated.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
+
+    def category_rate(recognition) -> float:
+        return float(np.mean([recognition.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
+
     alignment = float(np.mean([(generated.labels["category"][i] == c) + (generated.labels["scene"][i] == s) for i, (c, s) in enumerate(subjects)]) / 2)
     rng = np.random.default_rng(seed)
     real_subjects = [Subject(c, CATEGORY_GLYPHS[c][int(rng.integers(len(CATEGORY_GLYPHS[c])))], "natural", s, "daylight", "photo") for c, s in subjects]
     real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images))
     real_again = evaluator.recognise(list(render_set(real_subjects, seed + 2).images))
-    real_category_rate = float(np.mean([real.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
-    return (category_rate, alignment, frechet_distance(generated.features, real.features),
-            frechet_distance(real_again.features, real.features), real_category_rate)
+    return (category_rate(generated), alignment, frechet_distance(generated.features, real.features),
+            frechet_distance(real_again.features, real.features), category_rate(real))
 
 
 def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int, guidance: float):
@@ -139,7 +141,7 @@ def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: i
     """
     hits = []
     for concept in built:
-        subjects = [Subject(concept.category, concept.glyph, concept.tint, s, "daylight", "photo") for s in concept_scenes(concept, per_concept)]
+        subjects = [concept.subject(s) for s in concept_scenes(concept, per_concept)]
         hits += recognised(evaluator.recognise(list(render_set(subjects, seed + 3).images)), concept.variant).tolist()
     return hits
 
