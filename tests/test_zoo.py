@@ -11,6 +11,7 @@ from diffusers import StableDiffusionPipeline
 from personalq.config import PROJECT_ROOT
 from personalq.repository.service import Repository
 from personalq.serving.checkpoints import applied, load_base
+from personalq.zoo import data
 from personalq.zoo.build import ZooBuildConfig, build_zoo
 from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, Subject
 from personalq.zoo.models import load_tokenizer, materialize_text_encoder
@@ -24,6 +25,15 @@ def test_every_category_renders_and_triggers_split_into_sub_tokens():
         image = np.asarray(render(Subject(category, CATEGORY_GLYPHS[category][0], "crimson", "sunny beach", "dawn", "anime"), 64, seed=1))
         assert image.shape == (64, 64, 3) and image.std() > 10
     assert load_tokenizer().tokenize("<teddybear-v2>") == ["<", "teddy", "##be", "##ar", "-", "v", "##2", ">"]
+
+
+def test_rendering_on_several_workers_gives_the_same_set_as_on_one(monkeypatch):
+    monkeypatch.setattr(data, "PARALLEL_FROM", 8)  # pool even for a small set, so the test stays quick
+    rng = np.random.default_rng(5)
+    subjects = [data.random_subject(rng) for _ in range(24)]
+    serial, parallel = data.render_set(subjects, seed=3, workers=1), data.render_set(subjects, seed=3, workers=2)
+    assert np.array_equal(serial.images, parallel.images) and serial.captions == parallel.captions
+    assert len({image.tobytes() for image in parallel.images}) == len(subjects)  # every image drawn with its own seed
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,12 @@ CAPTION_DROPOUT = 0.1  # unconditional examples, so classifier-free guidance has
 
 @dataclass
 class BaseBuildConfig:
-    images: int = 20000
+    images: int = 100000
     vae_steps: int = 1200
     vae_batch: int = 16
-    unet_steps: int = 8000
-    unet_batch: int = 32
+    unet_steps: int = 17000
+    unet_batch: int = 256
+    unet_lr: float = 5e-4
     seed: int = 0
 
 
@@ -34,17 +35,17 @@ def build_dataset(work: Path, cfg: BaseBuildConfig) -> RenderedSet:
     return RenderedSet.load(path)
 
 
-def train_vae(work: Path, data: RenderedSet, cfg: BaseBuildConfig) -> AutoencoderKL:
+def train_vae(work: Path, data: RenderedSet, cfg: BaseBuildConfig, device: str = "cpu") -> AutoencoderKL:
     out = work / "vae"
     if (out / "config.json").exists():
-        return AutoencoderKL.from_pretrained(out)
+        return AutoencoderKL.from_pretrained(out).to(device)
     torch.manual_seed(cfg.seed)
-    vae = models.make_vae()
-    pixels = to_pixels(data.images)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    vae = models.make_vae().to(device)
+    pixels = to_pixels(data.images).to(device)
+    gen = torch.Generator(device).manual_seed(cfg.seed)
 
     def loss(step: int) -> torch.Tensor:
-        idx = torch.randint(0, len(pixels), (cfg.vae_batch,), generator=gen)
+        idx = torch.randint(0, len(pixels), (cfg.vae_batch,), generator=gen, device=device)
         return vae_loss(vae, pixels[idx])
 
     run = Run("vae", vae, vae.parameters(), RunConfig(cfg.vae_steps, lr=1e-3, warmup=50), work / "vae.state.pt")
@@ -66,44 +67,46 @@ def encode_latents(work: Path, vae: AutoencoderKL, data: RenderedSet) -> tuple[t
     means, stds = [], []
     with torch.no_grad():
         for i in range(0, len(pixels), 256):
-            dist = vae.encode(pixels[i : i + 256]).latent_dist
-            means.append(dist.mean * vae.config.scaling_factor)
-            stds.append(dist.std * vae.config.scaling_factor)
+            dist = vae.encode(pixels[i : i + 256].to(vae.device)).latent_dist
+            means.append((dist.mean * vae.config.scaling_factor).cpu())
+            stds.append((dist.std * vae.config.scaling_factor).cpu())
     mean, std = torch.cat(means), torch.cat(stds)
     torch.save({"mean": mean, "std": std}, path)
     return mean, std
 
 
-def encode_captions(work: Path, captions: list[str]) -> torch.Tensor:
+def encode_captions(work: Path, captions: list[str], device: str = "cpu") -> torch.Tensor:
     path = work / "text.pt"
     if path.exists():
         return torch.load(path, weights_only=True)
-    embeds = models.encode_text(models.load_tokenizer(), models.load_text_encoder(), captions + [""]).half()
+    embeds = models.encode_text(models.load_tokenizer(), models.load_text_encoder().to(device), captions + [""]).half().cpu()
     torch.save(embeds, path)
     return embeds
 
 
-def train_unet(work: Path, latents: tuple[torch.Tensor, torch.Tensor], text: torch.Tensor, cfg: BaseBuildConfig) -> UNet2DConditionModel:
+def train_unet(work: Path, latents: tuple[torch.Tensor, torch.Tensor], text: torch.Tensor, cfg: BaseBuildConfig,
+               device: str = "cpu") -> UNet2DConditionModel:
+    """Data, model and random draws all live on ``device``: on a GPU the loop never waits on the host."""
     out = work / "unet"
     if (out / "config.json").exists():
         return UNet2DConditionModel.from_pretrained(out)
     torch.manual_seed(cfg.seed)
-    unet = models.make_unet()
+    unet = models.make_unet().to(device)
     scheduler = models.make_train_scheduler()
-    mean, std = latents
+    mean, std, text = latents[0].to(device), latents[1].to(device), text.to(device)
     empty = len(text) - 1
-    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    gen = torch.Generator(device).manual_seed(cfg.seed + 1)
 
     def loss(step: int) -> torch.Tensor:
-        idx = torch.randint(0, len(mean), (cfg.unet_batch,), generator=gen)
-        z = mean[idx] + std[idx] * torch.randn(mean[idx].shape, generator=gen)
-        drop = torch.rand(cfg.unet_batch, generator=gen) < CAPTION_DROPOUT
+        idx = torch.randint(0, len(mean), (cfg.unet_batch,), generator=gen, device=device)
+        z = mean[idx] + std[idx] * torch.randn(mean[idx].shape, generator=gen, device=device)
+        drop = torch.rand(cfg.unet_batch, generator=gen, device=device) < CAPTION_DROPOUT
         cond = text[torch.where(drop, torch.full_like(idx, empty), idx)].float()
         return diffusion_loss(unet, scheduler, z, cond, gen)
 
-    config = RunConfig(cfg.unet_steps, lr=4e-4, warmup=200, ema_decay=0.999)
+    config = RunConfig(cfg.unet_steps, lr=cfg.unet_lr, warmup=200, ema_decay=0.999)
     trained = Run("unet", unet, unet.parameters(), config, work / "unet.state.pt").train(loss)
-    trained.save_pretrained(out)
+    trained.to("cpu").save_pretrained(out)
     return trained
 
 
@@ -120,12 +123,12 @@ def assemble_pipeline(vae: AutoencoderKL, unet: UNet2DConditionModel) -> StableD
     )
 
 
-def build_base(work: Path, out: Path, cfg: BaseBuildConfig) -> Path:
+def build_base(work: Path, out: Path, cfg: BaseBuildConfig, device: str = "cpu") -> Path:
     """Run every base stage that has not finished yet and write the pipeline folder to ``out``."""
     data = build_dataset(work, cfg)
-    vae = train_vae(work, data, cfg)
+    vae = train_vae(work, data, cfg, device)
     latents = encode_latents(work, vae, data)
-    text = encode_captions(work, data.captions)
-    unet = train_unet(work, latents, text, cfg)
-    assemble_pipeline(vae, unet).save_pretrained(out)
+    text = encode_captions(work, data.captions, device)
+    unet = train_unet(work, latents, text, cfg, device)
+    assemble_pipeline(vae.to("cpu"), unet).save_pretrained(out)
     return out

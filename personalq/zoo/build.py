@@ -84,7 +84,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
     work.mkdir(parents=True, exist_ok=True)
     base_dir = out / "base"
     if not (base_dir / "model_index.json").exists():
-        staged = build_base(work, work / "base-pipeline", config.base)
+        staged = build_base(work, work / "base-pipeline", config.base, device)
         shutil.rmtree(base_dir, ignore_errors=True)
         shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
     pipe = load_base(base_dir, device)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,13 +61,36 @@ def random_subject(rng: np.random.Generator, tint: str = "natural", category: st
     )
 
 
-def render_set(subjects: list[Subject], seed: int, size: int = 64, trigger: str | None = None, desc: str = "render") -> RenderedSet:
+PARALLEL_FROM = 2000  # below this many images, worker start-up costs more than it saves
+
+
+def _render_one(job: tuple[Subject, int, int]) -> np.ndarray:
+    subject, size, seed = job
+    return np.asarray(render(subject, size, seed=seed))
+
+
+def render_set(subjects: list[Subject], seed: int, size: int = 64, trigger: str | None = None, desc: str = "render",
+               workers: int | None = None) -> RenderedSet:
+    """Render and caption ``subjects``; the same set for any number of ``workers`` (default: every CPU core).
+
+    Every image's seed and caption are drawn in order first, so rendering in parallel changes nothing.
+    """
     rng = np.random.default_rng(seed)
-    images = np.empty((len(subjects), size, size, 3), dtype=np.uint8)
-    captions = []
-    for i, subject in enumerate(tqdm(subjects, desc=desc, leave=False, disable=len(subjects) < 500)):
-        images[i] = np.asarray(render(subject, size, seed=int(rng.integers(2**31))))
+    seeds, captions = [], []
+    for subject in subjects:
+        seeds.append(int(rng.integers(2**31)))
         captions.append(caption(subject, rng, trigger=trigger))
+    jobs = [(subject, size, image_seed) for subject, image_seed in zip(subjects, seeds)]
+    workers = workers or os.cpu_count() or 1
+    bar = functools.partial(tqdm, total=len(jobs), desc=desc, leave=False, disable=len(jobs) < 500)
+    if workers > 1 and len(jobs) >= PARALLEL_FROM:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            rendered = list(bar(pool.map(_render_one, jobs, chunksize=256)))
+    else:
+        rendered = list(bar(map(_render_one, jobs)))
+    images = np.empty((len(subjects), size, size, 3), dtype=np.uint8)
+    for i, image in enumerate(rendered):
+        images[i] = image
     return RenderedSet(images, subjects, captions)
 
 

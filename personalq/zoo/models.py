@@ -98,5 +98,5 @@ def encode_text(tokenizer: BertTokenizerFast, encoder: BertModel, prompts: list[
         ids = tokenizer(
             prompts[start : start + batch], padding="max_length", max_length=MAX_TOKENS, truncation=True, return_tensors="pt"
         ).input_ids
-        out.append(encoder(ids)[0])
+        out.append(encoder(ids.to(encoder.device))[0])
     return torch.cat(out)
