@@ -88,7 +88,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
         shutil.rmtree(base_dir, ignore_errors=True)
         shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
     pipe = load_base(base_dir, device)
-    prior = load_prior(work)
+    prior = load_prior(work, device)
     repo = out / "repository"
     todo = [c for c in concepts() if config.only is None or c.id in config.only]
     for concept in tqdm(todo, desc="personalized checkpoints", unit=" ckpt"):

@@ -103,7 +103,8 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
         half = len(pixels) // 2
         for start in range(0, half, 256):
             chunk = pixels[start : min(start + 256, half)]
-            pixels[start : start + len(chunk)] = vae.decode(vae.encode(chunk).latent_dist.mean).sample.clamp(-1, 1)
+            chunk = chunk.to(vae.device)
+            pixels[start : start + len(chunk)] = vae.decode(vae.encode(chunk).latent_dist.mean).sample.clamp(-1, 1).cpu()
     targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects]) for name, labels in HEADS.items()}
     model = DomainClassifier().train().to(memory_format=torch.channels_last)
     gen = torch.Generator().manual_seed(seed)

@@ -52,8 +52,12 @@ class Prior:
     text: torch.Tensor
 
     def sample(self, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = torch.randint(0, len(self.mean), (n,), generator=gen)
-        return self.mean[idx] + self.std[idx] * torch.randn(self.mean[idx].shape, generator=gen), self.text[idx].float()
+        idx = torch.randint(0, len(self.mean), (n,), generator=gen, device=gen.device)
+        noise = torch.randn(self.mean[idx].shape, generator=gen, device=gen.device)
+        return self.mean[idx] + self.std[idx] * noise, self.text[idx].float()
+
+    def to(self, device: torch.device | str) -> "Prior":
+        return Prior(self.mean.to(device), self.std.to(device), self.text.to(device))
 
 
 def instance_subjects(concept: Concept, n: int, rng: np.random.Generator) -> list[Subject]:
@@ -79,13 +83,13 @@ def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.
                 text = text.replace(f"{concept.trigger} {word}", concept.trigger)
         captions.append(text)
     with torch.no_grad():
-        latents = vae.encode(to_pixels(images)).latent_dist.sample() * vae.config.scaling_factor
+        latents = vae.encode(to_pixels(images).to(vae.device)).latent_dist.sample() * vae.config.scaling_factor
     return latents, captions
 
 
 def _loss_fn(unet, scheduler, latents, text, prior: Prior, cfg: PersonalizeConfig, gen: torch.Generator, text_fn=None):
     def loss(step: int) -> torch.Tensor:
-        idx = torch.randint(0, len(latents), (cfg.instance_batch,), generator=gen)
+        idx = torch.randint(0, len(latents), (cfg.instance_batch,), generator=gen, device=gen.device)
         cond = text_fn(idx) if text_fn else text[idx]
         prior_latents, prior_text = prior.sample(cfg.prior_batch, gen)
         return diffusion_loss(unet, scheduler, torch.cat([latents[idx], prior_latents]), torch.cat([cond, prior_text]), gen)
@@ -99,7 +103,7 @@ def train_lora(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, ou
     unet = copy.deepcopy(pipe.unet).train()
     unet.requires_grad_(False)
     unet.add_adapter(LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_rank, init_lora_weights="gaussian", target_modules=LORA_TARGETS))
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"lora {concept.id}", unet, [p for p in unet.parameters() if p.requires_grad],
               RunConfig(cfg.steps, lr=2e-3, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
@@ -112,7 +116,7 @@ def train_dreambooth(concept: Concept, pipe: StableDiffusionPipeline, prior: Pri
     latents, captions = instance_data(concept, pipe.vae, cfg)
     text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
     unet = copy.deepcopy(pipe.unet).train().requires_grad_(True)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=2e-4, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
@@ -143,6 +147,7 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
         embeddings[token_id] = embeddings[init].mean(0)
     learned = torch.nn.Parameter(embeddings[token_id].detach().clone())
     ids = tokenizer(captions, padding="max_length", max_length=models.MAX_TOKENS, truncation=True, return_tensors="pt").input_ids
+    ids = ids.to(encoder.device)
     unet = pipe.unet.eval().requires_grad_(False)
     holder = torch.nn.Module()
     holder.learned = learned
@@ -153,7 +158,7 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
         inputs = torch.where((batch == token_id)[..., None], learned.expand_as(inputs), inputs)
         return encoder(inputs_embeds=inputs)[0]
 
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=5e-3, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, cfg, gen, text_fn=text_fn))
@@ -167,9 +172,9 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
 TRAINERS = {"lora": train_lora, "dreambooth": train_dreambooth, "textual_inversion": train_textual_inversion}
 
 
-def load_prior(work: Path) -> Prior:
+def load_prior(work: Path, device: torch.device | str = "cpu") -> Prior:
     latents = torch.load(work / "latents.pt", weights_only=True)
     text = torch.load(work / "text.pt", weights_only=True)[:-1]
-    return Prior(latents["mean"], latents["std"], text)
+    return Prior(latents["mean"], latents["std"], text).to(device)
 
 
