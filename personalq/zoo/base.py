@@ -19,6 +19,12 @@ CAPTION_DROPOUT = 0.1  # unconditional examples, so classifier-free guidance has
 
 @dataclass
 class BaseBuildConfig:
+    """The recipe the shipped base was trained with, sized for a GPU (the UNet: ~22 min on an H100).
+
+    On a CPU the same UNet stage takes about a day and a half; 8,000 steps at batch 32 on the first 20,000
+    images (the earlier recipe, 2 h 40 min on 2 cores) reached a category rate of 48.8% instead of 90.9%.
+    """
+
     images: int = 100000
     vae_steps: int = 1200
     vae_batch: int = 16
