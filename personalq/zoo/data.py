@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -76,21 +76,17 @@ def render_set(subjects: list[Subject], seed: int, size: int = 64, trigger: str 
     Every image's seed and caption are drawn in order first, so rendering in parallel changes nothing.
     """
     rng = np.random.default_rng(seed)
-    seeds, captions = [], []
+    jobs, captions = [], []
     for subject in subjects:
-        seeds.append(int(rng.integers(2**31)))
+        jobs.append((subject, size, int(rng.integers(2**31))))
         captions.append(caption(subject, rng, trigger=trigger))
-    jobs = [(subject, size, image_seed) for subject, image_seed in zip(subjects, seeds)]
-    workers = workers or os.cpu_count() or 1
-    bar = functools.partial(tqdm, total=len(jobs), desc=desc, leave=False, disable=len(jobs) < 500)
-    if workers > 1 and len(jobs) >= PARALLEL_FROM:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            rendered = list(bar(pool.map(_render_one, jobs, chunksize=256)))
-    else:
-        rendered = list(bar(map(_render_one, jobs)))
+    parallel = (workers or os.cpu_count() or 1) > 1 and len(jobs) >= PARALLEL_FROM
     images = np.empty((len(subjects), size, size, 3), dtype=np.uint8)
-    for i, image in enumerate(rendered):
-        images[i] = image
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) if parallel else nullcontext()
+    with pool:
+        rendered = pool.map(_render_one, jobs, chunksize=256) if parallel else map(_render_one, jobs)
+        for i, image in enumerate(tqdm(rendered, total=len(jobs), desc=desc, leave=False, disable=len(jobs) < 500)):
+            images[i] = image  # straight into the array: no second copy of the whole set
     return RenderedSet(images, subjects, captions)
 
 
