@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 from diffusers import UNet2DConditionModel
+from diffusers.models.attention_processor import Attention
 from peft import LoraConfig
 
 from personalq.taq.activations import ActivationQuantizer, Observer
@@ -150,6 +151,21 @@ def test_processor_leaves_protected_rows_bit_identical():
     assert not torch.equal(key[~protected], full_key[~protected])
     assert not torch.equal(value[~protected], full_value[~protected])
 
+
+
+def test_probability_ranges_leave_out_the_columns_each_mode_protects():
+    attn = Attention(query_dim=8, cross_attention_dim=8, heads=2, dim_head=4)
+    protected = torch.zeros(1, 4, dtype=torch.bool)
+    protected[0, 2] = True
+    context = QuantContext(observer=Observer())
+    context.observed_masks = {"plain": torch.zeros_like(protected), "taq": protected}
+    processor = TriggerAwareAttnProcessor("attn2", context)
+    key = torch.zeros(1, 4, 8)
+    key[0, 2] = 10.0  # token 2 takes nearly all the attention of every pixel
+    with torch.no_grad():
+        processor.attend(attn, torch.ones(1, 5, 8), key, torch.randn(1, 4, 8))
+    assert context.observer.extremes[("attn2:p@plain", 0)][1] > 0.99
+    assert context.observer.extremes[("attn2:p@taq", 0)][1] < 0.01
 
 def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
     """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its file."""

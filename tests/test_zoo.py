@@ -61,17 +61,21 @@ def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings
 
 
 @pytest.mark.slow
-def test_personalize_bench_trains_each_step_count_afresh(tiny_zoo):
-    from personalq.eval.personalize_bench import run, table
+def test_personalize_bench_trains_each_recipe_afresh(tiny_zoo):
+    from personalq.eval.personalize_bench import recipes, run, table
     from personalq.zoo.concepts import concepts
 
     work, out = tiny_zoo
     chosen = [c for c in concepts() if c.id in ("biscuit-v1", "oakley-v1")]  # a LoRA and a textual inversion
-    results = run(out, work, chosen, [1, 2], images=2, base_config=ZooBuildConfig.tiny().personalize)
-    assert [r.steps for r in results] == [1, 2] and all(r.images == 4 for r in results)
+    base = ZooBuildConfig.tiny().personalize
+    configs = recipes([1, 2], [1.0, 2.0], base)
+    assert [(c.steps, c.ti_steps, c.lora_lr / base.lora_lr, c.ti_lr / base.ti_lr) for c in configs] == [
+        (1, 1, 1, 1), (1, 1, 2, 1), (2, 2, 1, 1), (2, 2, 2, 1)]
+    results = run(out, work, chosen, configs[::3], images=2)
+    assert [r.config.steps for r in results] == [1, 2] and all(r.images == 4 for r in results)
     for r in results:
         assert 0 <= r.variant <= min(r.category, r.marker) <= 1 and r.train_seconds > 0
-    assert "| 2 |" in table(results, chosen) and "biscuit-v1, oakley-v1" in table(results, chosen)
+    assert f"| 2 | {2 * base.lora_lr:.0e} /" in table(results, chosen) and "biscuit-v1, oakley-v1" in table(results, chosen)
     assert not list(work.glob("personalize/*.state.pt"))  # the bench trains in scratch space, not in the build's work
 
 
@@ -86,7 +90,9 @@ def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
     result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--checkpoints", "biscuit-v9"])
     assert result.exit_code != 0 and "unknown checkpoint ids biscuit-v9" in result.output
     result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--steps", "100,lots"])
-    assert result.exit_code != 0 and "comma-separated whole numbers" in result.output
+    assert result.exit_code != 0 and "--steps takes whole numbers" in result.output
+    result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--lr-scale", "0"])
+    assert result.exit_code != 0 and "positive values" in result.output
 
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")

@@ -113,16 +113,17 @@ def taq(
 
 @app.command("personalize")
 def personalize(
-    steps: Annotated[str, typer.Option(help="fine-tuning step counts to compare, comma-separated")] = "100,300",
+    steps: Annotated[str, typer.Option(help="fine-tuning step counts to compare, comma-separated")] = "200",
+    lr_scale: Annotated[str, typer.Option(help="multipliers of the LoRA and DreamBooth learning rates to compare, comma-separated")] = "1,2.5",
     checkpoints: Annotated[str, typer.Option(help="concept ids to train again, comma-separated")] = (
         "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"),
-    images: Annotated[int, typer.Option(help="images per checkpoint and step count")] = 8,
+    images: Annotated[int, typer.Option(help="images per checkpoint and recipe")] = 8,
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="the zoo build's working folder; default HOME/zoo-work")] = None,
     home: HomeOption = None,
 ) -> None:
-    """Train the same personalized checkpoints for several step counts; category, variant marker and variant rates."""
-    from personalq.eval.personalize_bench import run, table
+    """Train the same personalized checkpoints with each recipe (steps x learning rate); category, marker and variant rates."""
+    from personalq.eval.personalize_bench import recipes, run, table
     from personalq.zoo.concepts import concepts
 
     settings = settings_for(home)
@@ -137,12 +138,13 @@ def personalize(
         fail(f"unknown checkpoint ids {', '.join(unknown)}; the zoo's ids look like biscuit-v1")
     try:
         counts = [int(n) for n in comma_list(steps)]
+        scales = [float(k) for k in comma_list(lr_scale)]
     except ValueError:
-        fail(f"--steps takes comma-separated whole numbers, not {steps!r}")
-    if not counts or min(counts) < 1:
-        fail(f"--steps takes positive step counts, not {steps!r}")
+        fail(f"--steps takes whole numbers and --lr-scale numbers, comma-separated, not {steps!r} / {lr_scale!r}")
+    if not counts or min(counts) < 1 or not scales or min(scales) <= 0:
+        fail(f"--steps and --lr-scale take positive values, not {steps!r} / {lr_scale!r}")
     chosen = [known[i] for i in wanted]
-    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, counts, images), chosen))
+    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, recipes(counts, scales), images), chosen))
 
 
 @app.command("serve")

@@ -1,8 +1,8 @@
-"""``personalq bench personalize``: how the fine-tuning length of a personalized checkpoint moves its fidelity.
+"""``personalq bench personalize``: how the fine-tuning recipe of a personalized checkpoint moves its fidelity.
 
-The same concepts are trained again on the zoo's shipped base for each step count (same data, seed and
-recipe; only the number of steps differs, textual inversion's included), then generated with the trigger at
-one seed. Three rates per step count separate the two ways a checkpoint fails: the category is not drawn (a
+The same concepts are trained again on the zoo's shipped base for each recipe (same data and seed; only the
+number of steps, textual inversion's included, and the learning rates differ), then generated with the
+trigger at one seed. Three rates per step count separate the two ways a checkpoint fails: the category is not drawn (a
 base-model limit) or the variant's own marker is missing (tint, or glyph and scene for textual inversion: a
 personalization limit).
 """
@@ -26,8 +26,8 @@ from personalq.zoo.personalize import TRAINERS, PersonalizeConfig, load_prior
 
 
 @dataclass
-class StepsResult:
-    steps: int
+class RecipeResult:
+    config: PersonalizeConfig
     category: float  # the class is recognised
     marker: float  # the variant's attributes other than the class are recognised
     variant: float  # both: what `zoo evaluate` counts as the variant reproduced
@@ -35,27 +35,33 @@ class StepsResult:
     images: int
 
 
-def table(results: list[StepsResult], concepts: list[Concept]) -> str:
-    head = (f"{len(concepts)} checkpoints ({', '.join(c.id for c in concepts)}), trained again for each step count\n\n"
-            "| steps | category recognised | variant marker recognised | variant (both) | training s / checkpoint | images |\n"
-            "| --- | --- | --- | --- | --- | --- |\n")
-    return head + "\n".join(f"| {r.steps} | {r.category:.1%} | {r.marker:.1%} | {r.variant:.1%} | {r.train_seconds:.0f} | {r.images} |"
+def recipes(step_counts: list[int], lr_scales: list[float], base: PersonalizeConfig | None = None) -> list[PersonalizeConfig]:
+    """Every step count with every learning-rate scale, which multiplies the UNet-side rates (LoRA and
+    DreamBooth); textual inversion's rate moves a single embedding and keeps its own."""
+    base = base or PersonalizeConfig()
+    return [replace(base, steps=steps, ti_steps=steps, lora_lr=base.lora_lr * k, dreambooth_lr=base.dreambooth_lr * k)
+            for steps in step_counts for k in lr_scales]
+
+
+def table(results: list[RecipeResult], concepts: list[Concept]) -> str:
+    head = (f"{len(concepts)} checkpoints ({', '.join(c.id for c in concepts)}), trained again for each recipe\n\n"
+            "| steps | learning rate (LoRA / DreamBooth / TI) | category recognised | variant marker recognised | variant (both) "
+            "| training s / checkpoint | images |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+    return head + "\n".join(f"| {r.config.steps} | {r.config.lora_lr:.0e} / {r.config.dreambooth_lr:.0e} / {r.config.ti_lr:.0e} "
+                            f"| {r.category:.1%} | {r.marker:.1%} | {r.variant:.1%} | {r.train_seconds:.0f} | {r.images} |"
                             for r in results)
 
 
-def run(zoo: Path, work: Path, concepts: list[Concept], step_counts: list[int], images: int = 8, seed: int = 7,
-        base_config: PersonalizeConfig | None = None) -> list[StepsResult]:
+def run(zoo: Path, work: Path, concepts: list[Concept], configs: list[PersonalizeConfig], images: int = 8, seed: int = 7) -> list[RecipeResult]:
     """``work`` is the zoo build's working folder: its base-set latents and captions are the prior-preservation data."""
     pipe = load_base(Path(zoo) / "base")
     evaluator = Evaluator.load(Path(zoo) / "evaluator.safetensors")
     prior = load_prior(Path(work))
-    base_config = base_config or PersonalizeConfig()
     results = []
-    for steps in step_counts:
-        config = replace(base_config, steps=steps, ti_steps=steps)
+    for config in configs:
         category, marker, seconds = [], [], []
         with tempfile.TemporaryDirectory(prefix="personalize-bench-") as scratch:
-            for concept in tqdm(concepts, desc=f"{steps} steps", unit=" ckpt"):
+            for concept in tqdm(concepts, desc=f"{config.steps} steps, LoRA lr {config.lora_lr:.0e}", unit=" ckpt"):
                 started = time.perf_counter()
                 trained = TRAINERS[concept.kind](concept, pipe, prior, Path(scratch) / concept.id, Path(scratch), config)
                 seconds.append(time.perf_counter() - started)
@@ -63,6 +69,6 @@ def run(zoo: Path, work: Path, concepts: list[Concept], step_counts: list[int], 
                 category += recognised(seen, {"category": concept.category}).tolist()
                 marker += recognised(seen, {k: v for k, v in concept.variant.items() if k != "category"}).tolist()
         both = [a and b for a, b in zip(category, marker)]
-        results.append(StepsResult(steps, float(np.mean(category)), float(np.mean(marker)), float(np.mean(both)),
+        results.append(RecipeResult(config, float(np.mean(category)), float(np.mean(marker)), float(np.mean(both)),
                                    float(np.mean(seconds)), len(both)))
     return results

@@ -6,8 +6,11 @@ columns, so the trigger's sub-tokens reach the image through a full-precision pa
 else runs at the target activation precision. Which tokens are protected comes from the shared
 :class:`QuantContext` (the trigger span for TAQ, the start token for the BOS baseline, none for plain PTQ).
 
-During calibration the same processor observes instead of quantizing: Q and the probabilities per
-timestep group, and K/V once per protection mode over the rows that mode would quantize.
+During calibration the same processor observes instead of quantizing: Q per timestep group, K/V once per
+protection mode over the rows that mode would quantize, and the probabilities per timestep group and mode
+over the columns that mode would quantize. A range fitted with the protected columns in it would spend the
+few levels of a 4-bit grid on values that are never rounded (the start token takes most of the attention
+mass), and round the others coarsely.
 """
 
 from __future__ import annotations
@@ -73,8 +76,10 @@ class TriggerAwareAttnProcessor:
         query, key, value = attn.head_to_batch_dim(query), attn.head_to_batch_dim(key), attn.head_to_batch_dim(value)
         probs = attn.get_attention_scores(query, key, attention_mask)  # (batch * heads, pixels, tokens)
         context = self.context
-        if context.observer is not None:
-            context.observer.record(f"{self.site}:p", context.group, probs)
+        if context.observer is not None:  # per mode, over the columns it quantizes, as K/V
+            for mode, mask in context.observed_masks.items():
+                columns = fit_to_batch(mask, batch, tokens).to(probs.device).repeat_interleave(attn.heads, dim=0)
+                context.observer.record(f"{self.site}:p@{mode}", context.group, probs.transpose(1, 2)[~columns])
         if self.quantizers.probs is not None:
             protected = context.protected_rows(batch, tokens, probs.device)
             columns = None if protected is None else protected.repeat_interleave(attn.heads, dim=0)[:, None, :]

@@ -104,14 +104,15 @@ def keeps_float_weight(config: TAQConfig, site: str) -> bool:
 
 
 def activation_ranges(observer: Observer, config: TAQConfig) -> dict[str, torch.Tensor]:
-    """Frozen ranges for every site this configuration quantizes (K/V: over the rows its mode quantizes)."""
+    """Frozen ranges for every site this configuration quantizes (K/V and probabilities: over the rows or
+    columns its mode quantizes; K/V depend only on the prompt, so one range serves every timestep)."""
     spec = config.activation_spec
     ranges = {}
     for site in sorted(observer.sites()):
         if "@" in site:
             base, mode = site.split("@")
             if mode == config.mode:
-                ranges[base] = observer.ranges(site, 1, spec)
+                ranges[base] = observer.ranges(site, 1 if base.endswith((":k", ":v")) else config.timestep_groups, spec)
         else:
             ranges[site] = observer.ranges(site, config.timestep_groups, spec)
     return ranges

@@ -40,6 +40,9 @@ class PersonalizeConfig:
     instance_batch: int = 6
     prior_batch: int = 2
     lora_rank: int = 8
+    lora_lr: float = 2e-3
+    dreambooth_lr: float = 2e-4
+    ti_lr: float = 5e-3
     seed: int = 0
 
 
@@ -105,7 +108,7 @@ def train_lora(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, ou
     unet.add_adapter(LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_rank, init_lora_weights="gaussian", target_modules=LORA_TARGETS))
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"lora {concept.id}", unet, [p for p in unet.parameters() if p.requires_grad],
-              RunConfig(cfg.steps, lr=2e-3, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
+              RunConfig(cfg.steps, lr=cfg.lora_lr, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
     out.mkdir(parents=True, exist_ok=True)
     StableDiffusionPipeline.save_lora_weights(out, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True)
@@ -117,7 +120,7 @@ def train_dreambooth(concept: Concept, pipe: StableDiffusionPipeline, prior: Pri
     text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
     unet = copy.deepcopy(pipe.unet).train().requires_grad_(True)
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
-    run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=2e-4, warmup=10, save_every=10**9),
+    run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=cfg.dreambooth_lr, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
     # a diffusers DreamBooth folder holding what it changed: the UNet (fp16 to fit the size budget)
@@ -159,7 +162,7 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
         return encoder(inputs_embeds=inputs)[0]
 
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
-    run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=5e-3, warmup=10, save_every=10**9),
+    run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=cfg.ti_lr, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, cfg, gen, text_fn=text_fn))
     out.mkdir(parents=True, exist_ok=True)
