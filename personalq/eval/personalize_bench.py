@@ -2,9 +2,9 @@
 
 The same concepts are trained again on the zoo's shipped base for each recipe (same data and seed; only the
 number of steps, textual inversion's included, and the learning rates differ), then generated with the
-trigger at one seed. Three rates per step count separate the two ways a checkpoint fails: the category is not drawn (a
-base-model limit) or the variant's own marker is missing (tint, or glyph and scene for textual inversion: a
-personalization limit).
+trigger at one seed. Three rates per recipe separate the two ways a checkpoint fails: the category is not
+drawn (a base-model limit) or the variant's own marker is missing (tint, or glyph and scene for textual
+inversion: a personalization limit).
 """
 
 from __future__ import annotations

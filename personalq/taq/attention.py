@@ -8,9 +8,8 @@ else runs at the target activation precision. Which tokens are protected comes f
 
 During calibration the same processor observes instead of quantizing: Q per timestep group, K/V once per
 protection mode over the rows that mode would quantize, and the probabilities per timestep group and mode
-over the columns that mode would quantize. A range fitted with the protected columns in it would spend the
-few levels of a 4-bit grid on values that are never rounded (the start token takes most of the attention
-mass), and round the others coarsely.
+over the columns that mode would quantize: a range fitted with the protected columns in it would spend the
+few levels of a 4-bit grid on values that are never rounded, and round the others more coarsely.
 """
 
 from __future__ import annotations
