@@ -152,7 +152,6 @@ def test_processor_leaves_protected_rows_bit_identical():
     assert not torch.equal(value[~protected], full_value[~protected])
 
 
-
 def test_probability_ranges_leave_out_the_columns_each_mode_protects():
     attn = Attention(query_dim=8, cross_attention_dim=8, heads=2, dim_head=4)
     protected = torch.zeros(1, 4, dtype=torch.bool)
@@ -166,6 +165,7 @@ def test_probability_ranges_leave_out_the_columns_each_mode_protects():
         processor.attend(attn, torch.ones(1, 5, 8), key, torch.randn(1, 4, 8))
     assert context.observer.extremes[("attn2:p@plain", 0)][1] > 0.99
     assert context.observer.extremes[("attn2:p@taq", 0)][1] < 0.01
+
 
 def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
     """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its file."""
