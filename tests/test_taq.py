@@ -167,6 +167,23 @@ def test_probability_ranges_leave_out_the_columns_each_mode_protects():
     assert context.observer.extremes[("attn2:p@taq", 0)][1] < 0.01
 
 
+def test_observer_samples_the_whole_run_and_each_site_on_its_own():
+    """Late calls reach the sample once it is full, and a site's sample does not depend on the other sites."""
+    calls = 64
+    alone, crowded, reseeded = Observer(seed=3), Observer(seed=3), Observer(seed=4)
+    for call in range(calls):
+        values = torch.full((4096,), float(call))
+        alone.record("attn2:k", 0, values)
+        reseeded.record("attn2:k", 0, values)
+        crowded.record("attn2:q", 0, torch.randn(4096))  # another site recorded in between
+        crowded.record("attn2:k", 0, values)
+    sample = alone.samples[("attn2:k", 0)]
+    assert len(sample) < calls * 1024 and float(sample.max()) >= calls - 4  # bounded, yet the last calls are in it
+    assert abs(float(sample.mean()) - (calls - 1) / 2) < 2  # every call about equally represented
+    assert torch.equal(sample, crowded.samples[("attn2:k", 0)])
+    assert not torch.equal(sample, reseeded.samples[("attn2:k", 0)])
+
+
 def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
     """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its file."""
     unet = tiny_unet()
@@ -311,6 +328,33 @@ def test_paired_comparison_calls_a_difference_only_when_its_interval_excludes_ze
     assert worse.verdict == "plain closer to FP32"
     assert report(base).paired("taq", "bos") == []  # no BOS row to compare with
     assert "| W8A8 | linear | taq - plain |" in report(base).paired_table()
+
+
+def test_paired_comparison_averages_each_image_over_calibrations():
+    """Two calibrations that disagree: one interval over the 10 images of their mean, each calibration's mean beside it."""
+    from personalq.eval.taq_bench import ConfigResult, TaqReport
+
+    plain = [1e-3 + i * 1e-5 for i in range(10)] * 2
+    shift = [-2e-4] * 10 + [1e-4] * 10  # calibration 0 favours TAQ, calibration 1 plain
+    images, calibration = [f"a/{i}" for i in range(10)] * 2, [0] * 10 + [1] * 10
+    rows = {("W8A4", "plain", "linear"): ConfigResult("W8A4", "plain", "linear", 1, mse=plain, images=images, calibration=calibration),
+            ("W8A4", "taq", "linear"): ConfigResult("W8A4", "taq", "linear", 1, mse=[p + d for p, d in zip(plain, shift)],
+                                                    images=images, calibration=calibration)}
+    (paired,) = TaqReport(rows, None, [], ["a"], 10, calibrations=2).paired()
+    assert paired.per_calibration == pytest.approx((-2e-4, 1e-4))
+    assert paired.mse.mean == pytest.approx(-5e-5) and paired.closer == 1.0
+    assert "-2.0e-04 / +1.0e-04" in TaqReport(rows, None, [], ["a"], 10, calibrations=2).paired_table()
+
+
+def test_taq_bench_cli_refuses_unknown_quantizers_and_no_calibration():
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "taq", "--quantizers", "linear,cubic"])
+    assert result.exit_code != 0 and "--quantizers takes linear and/or log" in result.output
+    result = CliRunner().invoke(app, ["bench", "taq", "--calibrations", "0"])
+    assert result.exit_code != 0 and "--calibrations must be at least 1" in result.output
 
 
 def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():

@@ -88,6 +88,7 @@ def taq(
     images: Annotated[int, typer.Option(help="images per checkpoint and configuration")] = 8,
     captions: Annotated[int, typer.Option(help="calibration captions per checkpoint")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
+    calibrations: Annotated[int, typer.Option(help="calibrations per checkpoint (other captions and samples); rows are generated under each")] = 1,
     sensitivity: Annotated[bool, typer.Option(help="also run the per-token sensitivity analysis")] = True,
     adaround: Annotated[bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")] = False,
     quantizers: Annotated[str, typer.Option(help="comma-separated quantizers for the table: linear, log")] = "linear,log",
@@ -101,9 +102,12 @@ def taq(
     chosen = tuple(comma_list(quantizers))
     if not chosen or set(chosen) - {"linear", "log"}:
         fail(f"--quantizers takes linear and/or log, not {quantizers!r}")
+    if calibrations < 1:
+        fail(f"--calibrations must be at least 1, not {calibrations}")
     settings = settings_for(home)
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
-                           quantizers=chosen, adaround=adaround, float_kv=float_kv)
+                           quantizers=chosen, adaround=adaround, float_kv=float_kv,
+                           calibrations=calibrations)
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
     if report.tokens:

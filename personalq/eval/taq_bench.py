@@ -8,7 +8,10 @@
    bytes, peak process memory while generating, seconds per image.
 
 Every configuration of a checkpoint is calibrated from one observation pass and generates from the same
-seeds, so the columns differ only by the quantization.
+seeds, so the columns differ only by the quantization. With ``calibrations`` > 1 each checkpoint is calibrated
+that many times (other captions, other observer draws) and every row is generated under each calibration: a
+single calibration's ranges can favour either separation by as much as the separations differ, so the paired
+comparison averages each image over calibrations and shows the per-calibration differences beside it.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ class ConfigResult:
     quantizer: str
     weight_bytes: int
     mse: list[float] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)  # which prompt and seed each entry is, "checkpoint/index"
+    calibration: list[int] = field(default_factory=list)  # which calibration each entry was quantized with
     fidelity: list[bool] = field(default_factory=list)
     alignment: list[float] = field(default_factory=list)
     features: list[np.ndarray] = field(default_factory=list)
@@ -76,7 +81,9 @@ class PairedComparison:
     """One separation against another at the same precision and quantizer, image by image (same prompts, seeds).
 
     Differences are ``mode`` minus ``baseline``: a negative MSE difference means ``mode`` stays closer to FP32.
-    Paired, because most of an image's error comes from its prompt and seed, not from the separation.
+    Paired, because most of an image's error comes from its prompt and seed, not from the separation. Under
+    several calibrations an image's difference is its mean over them, and ``per_calibration`` holds each
+    calibration's mean difference: their spread is the calibration noise the interval over images leaves out.
     """
 
     precision: str
@@ -86,6 +93,7 @@ class PairedComparison:
     mse: MeanInterval
     fidelity: MeanInterval | None
     closer: float  # share of images where ``mode``'s MSE is the lower one
+    per_calibration: tuple[float, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -109,6 +117,7 @@ class TaqReport:
     tokens: list[TokenEffect]
     checkpoints: list[str]
     images_per_checkpoint: int
+    calibrations: int = 1
 
     def table(self) -> str:
         head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | UNet weights (MB) "
@@ -127,7 +136,8 @@ class TaqReport:
             lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | "
                          f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
                          f"{statistics.median(r.seconds_per_image):.3f} |")
-        return "\n".join(lines) + f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each."
+        return "\n".join(lines) + (f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} "
+                                     f"images each, {self.calibrations} calibration(s) per checkpoint.")
 
     def paired(self, mode: str = "taq", baseline: str = "plain") -> list[PairedComparison]:
         out = []
@@ -135,20 +145,25 @@ class TaqReport:
             other = self.results.get((precision, baseline, quantizer))
             if row_mode != mode or other is None or not result.mse:
                 continue
-            mse = np.array(result.mse) - np.array(other.mse)
-            fidelity = (mean_interval(np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float))
+            mse = _per_image(result, np.array(result.mse) - np.array(other.mse))
+            fidelity = (mean_interval(_per_image(result, np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float)))
                         if result.fidelity and other.fidelity else None)
-            out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0))))
+            calibrations = np.array(result.calibration or [0] * len(result.mse))
+            per_calibration = tuple(float((np.array(result.mse) - np.array(other.mse))[calibrations == c].mean())
+                                    for c in sorted(set(calibrations.tolist())))
+            out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0)),
+                                        per_calibration))
         return out
 
     def paired_table(self) -> str:
-        lines = ["| precision | quantizer | comparison | MSE difference [95% CI] | closer in | variant fidelity difference [95% CI] | verdict |",
-                 "|" + " --- |" * 7]
+        lines = ["| precision | quantizer | comparison | MSE difference [95% CI] | per calibration | closer in "
+                 "| variant fidelity difference [95% CI] | verdict |", "|" + " --- |" * 8]
         for baseline in ("plain", "bos"):
             for c in self.paired("taq", baseline):
                 fidelity = f"{c.fidelity.mean:+.1%} [{c.fidelity.low:+.1%}, {c.fidelity.high:+.1%}]" if c.fidelity else "n/a"
+                spread = " / ".join(f"{d:+.1e}" for d in c.per_calibration)
                 lines.append(f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} [{c.mse.low:+.2e}, "
-                             f"{c.mse.high:+.2e}] | {c.closer:.0%} | {fidelity} | {c.verdict} |")
+                             f"{c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} |")
         return "\n".join(lines)
 
     def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
@@ -214,6 +229,15 @@ class PeakMemory:
         self._thread.join()
 
 
+def _per_image(result: ConfigResult, values: np.ndarray) -> np.ndarray:
+    """``values`` (one per entry of ``result``) averaged over the calibrations of each image, in first-seen order."""
+    if not result.images:
+        return values
+    images = list(dict.fromkeys(result.images))
+    where = np.array([images.index(image) for image in result.images])
+    return np.array([values[where == i].mean() for i in range(len(images))])
+
+
 def pick_concepts(count: int) -> list[Concept]:
     """Spread over categories and kinds: the DreamBooth and textual-inversion checkpoints first, then LoRAs."""
     everything = concepts()
@@ -253,7 +277,7 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
-                  float_kv: bool = False, seed: int = 11) -> TaqReport:
+                  float_kv: bool = False, calibrations: int = 1, seed: int = 11) -> TaqReport:
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     evaluator_path = zoo / "evaluator.safetensors"
@@ -282,9 +306,11 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         prompts = [concept.prompt(scene) for scene in scenes]
         real_subjects += [concept.subject(scene, style=concept.style) for scene in scenes]
 
-        def judge(result: ConfigResult, generated, reference) -> None:
+        def judge(result: ConfigResult, generated, reference, calibration: int) -> None:
             if reference is not None:
                 result.mse += ((_pixels(generated) - _pixels(reference)) ** 2).mean(axis=(1, 2, 3)).tolist()
+                result.images += [f"{concept.id}/{i}" for i in range(len(generated))]
+                result.calibration += [calibration] * len(generated)
             if evaluator is not None:
                 seen = evaluator.recognise(generated)
                 result.fidelity += recognised(seen, concept.variant).tolist()
@@ -301,20 +327,21 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             fp = results[("FP32", "-", "-")]
             fp.seconds_per_image.append(elapsed / len(prompts))
             fp.peak_rss = max(fp.peak_rss, peak.peak)
-            judge(fp, reference, None)
+            judge(fp, reference, None, 0)
             fp.mse += [0.0] * len(prompts)
-            observer = calibrate(p, calibration_prompts(concept.trigger, concept.category, captions), [concept.trigger],
-                                 steps=calibration_steps, keep_inputs=8 if adaround else 0)
+            observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, captions, seed=c), [concept.trigger],
+                                   steps=calibration_steps, seed=c, keep_inputs=8 if adaround else 0) for c in range(calibrations)]
             if sensitivity:
-                tokens += _sensitivity(p, prompts[0], concept, observer, evaluator, seed)
+                tokens += _sensitivity(p, prompts[0], concept, observers[0], evaluator, seed)
             source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
         if source_unet is None:
             source_unet = base_unet
 
-        for (precision, mode, quantizer), result in tqdm(list(results.items())[1:], desc=concept.id, leave=False):
+        rows = [(c, key, result) for c in range(calibrations) for key, result in list(results.items())[1:]]
+        for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
             wbits, abits = PRECISIONS[precision]
             config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer])
-            quantized = quantize_unet(copy.deepcopy(source_unet), config, observer)
+            quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
@@ -323,12 +350,12 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
                 generated = generate(pipe, prompts, seed)
                 result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
             result.peak_rss = max(result.peak_rss, peak.peak)
-            judge(result, generated, reference)
+            judge(result, generated, reference, calibration)
             pipe.unet = base_unet
             del quantized
 
     real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images)).features if evaluator is not None else None
-    return TaqReport(results, real, tokens, [c.id for c in picked], images)
+    return TaqReport(results, real, tokens, [c.id for c in picked], images, calibrations)
 
 
 def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed: int) -> list[TokenEffect]:
