@@ -9,6 +9,7 @@ inversion: a personalization limit).
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -23,6 +24,8 @@ from personalq.zoo.concepts import Concept
 from personalq.zoo.evaluate import trigger_images
 from personalq.zoo.evaluator import Evaluator
 from personalq.zoo.personalize import TRAINERS, PersonalizeConfig, load_prior
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -71,4 +74,5 @@ def run(zoo: Path, work: Path, concepts: list[Concept], configs: list[Personaliz
         both = [a and b for a, b in zip(category, marker)]
         results.append(RecipeResult(config, float(np.mean(category)), float(np.mean(marker)), float(np.mean(both)),
                                    float(np.mean(seconds)), len(both)))
+        log.info("recipe done (a long run's partial results): %s", table(results[-1:], concepts).splitlines()[-1])
     return results
