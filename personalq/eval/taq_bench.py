@@ -145,12 +145,12 @@ class TaqReport:
             other = self.results.get((precision, baseline, quantizer))
             if row_mode != mode or other is None or not result.mse:
                 continue
-            mse = _per_image(result, np.array(result.mse) - np.array(other.mse))
+            difference = np.array(result.mse) - np.array(other.mse)
+            mse = _per_image(result, difference)
             fidelity = (mean_interval(_per_image(result, np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float)))
                         if result.fidelity and other.fidelity else None)
             calibrations = np.array(result.calibration or [0] * len(result.mse))
-            per_calibration = tuple(float((np.array(result.mse) - np.array(other.mse))[calibrations == c].mean())
-                                    for c in sorted(set(calibrations.tolist())))
+            per_calibration = tuple(float(difference[calibrations == c].mean()) for c in sorted(set(calibrations.tolist())))
             out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0)),
                                         per_calibration))
         return out
@@ -233,9 +233,9 @@ def _per_image(result: ConfigResult, values: np.ndarray) -> np.ndarray:
     """``values`` (one per entry of ``result``) averaged over the calibrations of each image, in first-seen order."""
     if not result.images:
         return values
-    images = list(dict.fromkeys(result.images))
-    where = np.array([images.index(image) for image in result.images])
-    return np.array([values[where == i].mean() for i in range(len(images))])
+    index = {image: i for i, image in enumerate(dict.fromkeys(result.images))}
+    where = np.array([index[image] for image in result.images])
+    return np.array([values[where == i].mean() for i in range(len(index))])
 
 
 def pick_concepts(count: int) -> list[Concept]:
