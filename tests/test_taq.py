@@ -17,7 +17,8 @@ from personalq.taq.context import QuantContext
 from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import MODES, token_mask
 from personalq.taq.packing import pack, unpack
-from personalq.taq.quantize import QuantizedFileError, TAQConfig, load_quantized, quantize_unet, save_quantized, weight_bytes
+from personalq.taq.quantize import (QuantizedFileError, TAQConfig, load_quantized, quantize_cross_attention, quantize_unet,
+                                    save_quantized, weight_bytes)
 from personalq.taq.quantizers import QuantSpec, quantize_weight
 from personalq.zoo.models import load_tokenizer
 
@@ -246,6 +247,32 @@ def test_every_layer_is_packed_and_the_file_round_trips(sdxl, tmp_path):
         assert torch.equal(reloaded.unet(sample, 400, **kwargs).sample, output)
 
 
+def test_cross_attention_ablation_quantizes_only_what_the_separations_treat_differently():
+    """Weights and every layer input stay float; in each attn2, Q, K/V and probabilities are rounded, and the
+    protected K/V rows stay exact, so the protection modes differ only where they should."""
+    unet = tiny_unet()
+    sample, kwargs = unet_inputs(False, seed=1)
+    with torch.no_grad():
+        reference = unet(sample, 400, **kwargs).sample
+    full_bytes, observer = weight_bytes(unet), calibrated(unet, False)
+    with pytest.raises(ValueError, match="abits 8 or 4"):
+        quantize_cross_attention(unet, TAQConfig(abits=16), observer)
+    outputs = {}
+    for mode in ("plain", "taq"):
+        model = tiny_unet()
+        quantized = quantize_cross_attention(model, TAQConfig(abits=4, mode=mode), observer)
+        assert weight_bytes(model) == full_bytes
+        assert not any(isinstance(m, (QuantizedLinear, QuantizedConv2d)) for m in model.modules())
+        assert set(quantized.ranges) and all(":" in site for site in quantized.ranges)
+        processors = [p for name, p in model.attn_processors.items() if ".attn2." in name]
+        assert processors and all(None not in vars(p.quantizers).values() for p in processors)
+        protected = torch.zeros(2, TOKENS, dtype=torch.bool)
+        protected[1, 1:3] = True
+        with torch.no_grad(), quantized.context.protecting(protected if mode == "taq" else None):
+            outputs[mode] = model(sample, 400, **kwargs).sample
+    assert not torch.equal(outputs["plain"], reference) and not torch.equal(outputs["taq"], outputs["plain"])
+
+
 def test_lora_stays_full_precision_on_a_quantized_base():
     unet = tiny_unet()
     quantize_unet(unet, TAQConfig(wbits=8, abits=16))
@@ -355,6 +382,8 @@ def test_taq_bench_cli_refuses_unknown_quantizers_and_no_calibration():
     assert result.exit_code != 0 and "--quantizers takes linear and/or log" in result.output
     result = CliRunner().invoke(app, ["bench", "taq", "--calibrations", "0"])
     assert result.exit_code != 0 and "--calibrations must be at least 1" in result.output
+    result = CliRunner().invoke(app, ["bench", "taq", "--precisions", "W8A8,W2A2"])
+    assert result.exit_code != 0 and "--precisions takes some of W8A8, W4A8, W8A4, W4A4, xattn-A8, xattn-A4" in result.output
 
 
 def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():

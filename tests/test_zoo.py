@@ -1,5 +1,6 @@
 """The demo zoo: the whole build on tiny data, and the shipped model generating."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -71,12 +72,36 @@ def test_personalize_bench_trains_each_recipe_afresh(tiny_zoo):
     configs = recipes([1, 2], [1.0, 2.0], base)
     assert [(c.steps, c.ti_steps, c.lora_lr / base.lora_lr, c.ti_lr / base.ti_lr) for c in configs] == [
         (1, 1, 1, 1), (1, 1, 2, 1), (2, 2, 1, 1), (2, 2, 2, 1)]
-    results = run(out, work, chosen, configs[::3], images=2)
+    assert {(c.class_prior, c.class_noun_dropout) for c in configs} == {(base.class_prior, base.class_noun_dropout)}
+    crossed = recipes([1], [1.0], base, class_priors=[0.0, 1.0], noun_dropouts=[0.5, 0.0])
+    assert [(c.class_prior, c.class_noun_dropout) for c in crossed] == [(0.0, 0.5), (0.0, 0.0), (1.0, 0.5), (1.0, 0.0)]
+    results = run(out, work, chosen, [configs[0], replace(configs[3], class_prior=1.0)], images=2)
     assert [r.config.steps for r in results] == [1, 2] and all(r.images == 4 for r in results)
     for r in results:
         assert 0 <= r.variant <= min(r.category, r.marker) <= 1 and r.train_seconds > 0
-    assert f"| 2 | {2 * base.lora_lr:.0e} /" in table(results, chosen) and "biscuit-v1, oakley-v1" in table(results, chosen)
+    text = table(results, chosen)
+    assert f"| 2 | {2 * base.lora_lr:.0e} / {2 * base.dreambooth_lr:.0e} / {base.ti_lr:.0e} | 100% | 50% |" in text
+    assert "biscuit-v1, oakley-v1" in text
     assert not list(work.glob("personalize/*.state.pt"))  # the bench trains in scratch space, not in the build's work
+
+
+def test_class_prior_draws_its_share_of_the_prior_batch_from_the_concepts_category():
+    from personalq.zoo.personalize import Prior
+
+    rows = 40
+    prior = Prior(torch.arange(rows, dtype=torch.float32).reshape(rows, 1), torch.zeros(rows, 1), torch.zeros(rows, 2),
+                  tuple("dog" if i % 4 == 0 else "cat" for i in range(rows)))  # each latent is its row number
+
+    def drawn(share: float, category: str = "dog") -> list[int]:
+        latents, text = prior.batch(8, torch.Generator().manual_seed(1), category, share)
+        assert latents.shape == (8, 1) and text.shape == (8, 2)
+        return [int(v) for v in latents.flatten()]
+
+    assert all(i % 4 == 0 for i in drawn(1.0))
+    assert all(i % 4 == 0 for i in drawn(0.5)[:4]) and any(i % 4 for i in drawn(0.5)[4:])
+    # a share of zero draws exactly what the recipe drew before the class prior existed
+    assert drawn(0.0) == [int(v) for v in prior.sample(8, torch.Generator().manual_seed(1))[0].flatten()]
+    assert drawn(1.0, "horse") == drawn(0.0)  # no horse in the base set: the whole batch from every category
 
 
 def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
@@ -93,6 +118,9 @@ def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
     assert result.exit_code != 0 and "--steps takes whole numbers" in result.output
     result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--lr-scale", "0"])
     assert result.exit_code != 0 and "positive values" in result.output
+    for option, value in (("--class-prior", "1.5"), ("--noun-dropout", "half")):
+        result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), option, value])
+        assert result.exit_code != 0 and f"{option} takes shares between 0 and 1" in result.output
 
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
@@ -115,11 +143,16 @@ def test_shipped_model_generates_with_its_checkpoints(settings):
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
 def test_evaluate_with_a_swapped_unet_compares_like_for_like():
+    from personalq.zoo.concepts import concepts
     from personalq.zoo.evaluate import evaluate_zoo
 
     full = evaluate_zoo(SHIPPED, per_prompt=1, per_concept=1, categories=("dog",))
     assert full.variant_with_trigger is not None and set(full.per_kind) == {"lora", "dreambooth"}
     assert "variant recognised with the trigger" in full.table()
+    # the variant needs both the class and the marker, so neither rate can fall below it
+    assert min(full.category_with_trigger, full.marker_with_trigger) >= full.variant_with_trigger
+    dogs = [c for c in concepts() if c.category == "dog"]
+    assert set(full.per_marker) == {c.tint for c in dogs} and f"| personalized, marker {dogs[0].tint}: variant" in full.table()
     swapped = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), unet=SHIPPED / "base" / "unet", personalized=False)
     # the same weights through --unet: the same images, so the same figures; no checkpoint rows
     assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (full.base_category_rate, full.base_alignment, full.domain_fid)

@@ -93,21 +93,25 @@ def taq(
     adaround: Annotated[bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")] = False,
     quantizers: Annotated[str, typer.Option(help="comma-separated quantizers for the table: linear, log")] = "linear,log",
     float_kv: Annotated[bool, typer.Option(help="add BOS / TAQ rows whose protected K/V rows use float K/V weights")] = False,
+    precisions: Annotated[str, typer.Option(help="comma-separated rows: W8A8, W4A8, W8A4, W4A4, and the ablation xattn-A8, "
+                                                 "xattn-A4 (float weights, only cross-attention activations quantized)")] = "W8A8,W4A8,W8A4,W4A4",
     plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
     home: HomeOption = None,
 ) -> None:
     """Per-token sensitivity and the FP32 / W8A8 / W4A8 / W8A4 / W4A4 x plain / BOS / TAQ x linear / log table."""
-    from personalq.eval.taq_bench import run_taq_bench
+    from personalq.eval.taq_bench import ALL_PRECISIONS, run_taq_bench
 
     chosen = tuple(comma_list(quantizers))
     if not chosen or set(chosen) - {"linear", "log"}:
         fail(f"--quantizers takes linear and/or log, not {quantizers!r}")
     if calibrations < 1:
         fail(f"--calibrations must be at least 1, not {calibrations}")
+    rows = tuple(comma_list(precisions))
+    if not rows or set(rows) - set(ALL_PRECISIONS):
+        fail(f"--precisions takes some of {', '.join(ALL_PRECISIONS)}, not {precisions!r}")
     settings = settings_for(home)
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
-                           quantizers=chosen, adaround=adaround, float_kv=float_kv,
-                           calibrations=calibrations)
+                           quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows)
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
     if report.tokens:
@@ -119,6 +123,8 @@ def taq(
 def personalize(
     steps: Annotated[str, typer.Option(help="fine-tuning step counts to compare, comma-separated")] = "200",
     lr_scale: Annotated[str, typer.Option(help="multipliers of the LoRA and DreamBooth learning rates to compare, comma-separated")] = "1,2.5",
+    class_prior: Annotated[str, typer.Option(help="shares (0-1) of each prior batch drawn from the checkpoint's own category, comma-separated")] = "0",
+    noun_dropout: Annotated[str, typer.Option(help="shares (0-1) of instance captions without the class noun, comma-separated")] = "0.5",
     checkpoints: Annotated[str, typer.Option(help="concept ids to train again, comma-separated")] = (
         "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"),
     images: Annotated[int, typer.Option(help="images per checkpoint and recipe")] = 8,
@@ -126,7 +132,7 @@ def personalize(
     work: Annotated[Optional[Path], typer.Option(help="the zoo build's working folder; default HOME/zoo-work")] = None,
     home: HomeOption = None,
 ) -> None:
-    """Train the same personalized checkpoints with each recipe (steps x learning rate); category, marker and variant rates."""
+    """Train the same personalized checkpoints with each recipe (every combination of the axes); category, marker and variant rates."""
     from personalq.eval.personalize_bench import recipes, run, table
     from personalq.zoo.concepts import concepts
 
@@ -147,8 +153,17 @@ def personalize(
         fail(f"--steps takes whole numbers and --lr-scale numbers, comma-separated, not {steps!r} / {lr_scale!r}")
     if not counts or min(counts) < 1 or not scales or min(scales) <= 0:
         fail(f"--steps and --lr-scale take positive values, not {steps!r} / {lr_scale!r}")
+    shares = {}
+    for option, text in (("--class-prior", class_prior), ("--noun-dropout", noun_dropout)):
+        try:
+            shares[option] = [float(v) for v in comma_list(text)]
+        except ValueError:
+            fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
+        if not shares[option] or not all(0 <= v <= 1 for v in shares[option]):
+            fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
     chosen = [known[i] for i in wanted]
-    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, recipes(counts, scales), images), chosen))
+    configs = recipes(counts, scales, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])
+    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, configs, images), chosen))
 
 
 @app.command("serve")

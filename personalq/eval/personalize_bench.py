@@ -1,7 +1,8 @@
 """``personalq bench personalize``: how the fine-tuning recipe of a personalized checkpoint moves its fidelity.
 
 The same concepts are trained again on the zoo's shipped base for each recipe (same data and seed; only the
-number of steps, textual inversion's included, and the learning rates differ), then generated with the
+number of steps, textual inversion's included, the learning rates, the class-specific share of the prior
+batch and the share of captions without the class noun differ), then generated with the
 trigger at one seed. Three rates per recipe separate the two ways a checkpoint fails: the category is not
 drawn (a base-model limit) or the variant's own marker is missing (tint, or glyph and scene for textual
 inversion: a personalization limit).
@@ -38,19 +39,25 @@ class RecipeResult:
     images: int
 
 
-def recipes(step_counts: list[int], lr_scales: list[float], base: PersonalizeConfig | None = None) -> list[PersonalizeConfig]:
-    """Every step count with every learning-rate scale, which multiplies the UNet-side rates (LoRA and
-    DreamBooth); textual inversion's rate moves a single embedding and keeps its own."""
+def recipes(step_counts: list[int], lr_scales: list[float], base: PersonalizeConfig | None = None,
+            class_priors: list[float] | None = None, noun_dropouts: list[float] | None = None) -> list[PersonalizeConfig]:
+    """Every combination of the axes. The learning-rate scale multiplies the UNet-side rates (LoRA and
+    DreamBooth); textual inversion's rate moves a single embedding and keeps its own. Axes left out keep
+    ``base``'s value."""
     base = base or PersonalizeConfig()
-    return [replace(base, steps=steps, ti_steps=steps, lora_lr=base.lora_lr * k, dreambooth_lr=base.dreambooth_lr * k)
-            for steps in step_counts for k in lr_scales]
+    return [replace(base, steps=steps, ti_steps=steps, lora_lr=base.lora_lr * k, dreambooth_lr=base.dreambooth_lr * k,
+                    class_prior=prior, class_noun_dropout=dropout)
+            for steps in step_counts for k in lr_scales
+            for prior in (class_priors or [base.class_prior]) for dropout in (noun_dropouts or [base.class_noun_dropout])]
 
 
 def table(results: list[RecipeResult], concepts: list[Concept]) -> str:
     head = (f"{len(concepts)} checkpoints ({', '.join(c.id for c in concepts)}), trained again for each recipe\n\n"
-            "| steps | learning rate (LoRA / DreamBooth / TI) | category recognised | variant marker recognised | variant (both) "
-            "| training s / checkpoint | images |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+            "| steps | learning rate (LoRA / DreamBooth / TI) | class prior | no class noun | category recognised "
+            "| variant marker recognised | variant (both) | training s / checkpoint | images |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
     return head + "\n".join(f"| {r.config.steps} | {r.config.lora_lr:.0e} / {r.config.dreambooth_lr:.0e} / {r.config.ti_lr:.0e} "
+                            f"| {r.config.class_prior:.0%} | {r.config.class_noun_dropout:.0%} "
                             f"| {r.category:.1%} | {r.marker:.1%} | {r.variant:.1%} | {r.train_seconds:.0f} | {r.images} |"
                             for r in results)
 
@@ -70,7 +77,7 @@ def run(zoo: Path, work: Path, concepts: list[Concept], configs: list[Personaliz
                 seconds.append(time.perf_counter() - started)
                 seen = evaluator.recognise(trigger_images(pipe, concept, trained, images, seed))
                 category += recognised(seen, {"category": concept.category}).tolist()
-                marker += recognised(seen, {k: v for k, v in concept.variant.items() if k != "category"}).tolist()
+                marker += recognised(seen, concept.marker).tolist()
         both = [a and b for a, b in zip(category, marker)]
         results.append(RecipeResult(config, float(np.mean(category)), float(np.mean(marker)), float(np.mean(both)),
                                    float(np.mean(seconds)), len(both)))

@@ -6,6 +6,8 @@
 2. The quality table (Tables 1 and 4): FP32 and W8A8, W4A8, W8A4, W4A4 x {plain, BOS, TAQ} x {linear, log}:
    domain FID, prompt alignment, variant fidelity, MSE to the FP32 image at the same seed, UNet weight
    bytes, peak process memory while generating, seconds per image.
+3. On request (``precisions``), the ablation rows xattn-A8 / xattn-A4: full-precision weights and layers, only
+   the cross-attention activations quantized, so that the separations differ in nothing else.
 
 Every configuration of a checkpoint is calibrated from one observation pass and generates from the same
 seeds, so the columns differ only by the quantization. With ``calibrations`` > 1 each checkpoint is calibrated
@@ -38,7 +40,7 @@ from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcess
 from personalq.taq.calibration import calibrate, calibration_prompts
 from personalq.taq.context import QuantContext
 from personalq.taq.masks import MODES, token_mask
-from personalq.taq.quantize import TAQConfig, quantize_unet, weight_bytes
+from personalq.taq.quantize import TAQConfig, quantize_cross_attention, quantize_unet, weight_bytes
 from personalq.taq.quantizers import QuantSpec
 from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import SCENE_NAMES
@@ -49,6 +51,8 @@ from personalq.zoo.evaluator import Evaluator
 
 log = logging.getLogger(__name__)
 PRECISIONS = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
+CROSS_ATTENTION_ONLY = {"xattn-A8": 8, "xattn-A4": 4}  # ablation rows: see quantize_cross_attention
+ALL_PRECISIONS = (*PRECISIONS, *CROSS_ATTENTION_ONLY)
 MB = 1024 * 1024
 ADAROUND = "linear+adaround"
 FLOAT_KV = "linear+float-kv"
@@ -124,7 +128,7 @@ class TaqReport:
                 "| x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 11)
         fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
         lines = [head]
-        precisions, modes = ["FP32", *PRECISIONS], ["-", *MODES]
+        precisions, modes = ["FP32", *ALL_PRECISIONS], ["-", *MODES]
         rows = sorted(self.results.items(), key=lambda item: (precisions.index(item[0][0]), modes.index(item[0][1]), item[0][2]))
         for (precision, mode, quantizer), r in rows:
             generated = np.concatenate(r.features) if r.features else None
@@ -277,7 +281,8 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
-                  float_kv: bool = False, calibrations: int = 1, seed: int = 11) -> TaqReport:
+                  float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(PRECISIONS),
+                  seed: int = 11) -> TaqReport:
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     evaluator_path = zoo / "evaluator.safetensors"
@@ -287,15 +292,17 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     base_unet = pipe.unet
     picked = pick_concepts(checkpoints)
     results: dict[tuple[str, str, str], ConfigResult] = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", weight_bytes(base_unet))}
-    for precision in PRECISIONS:
+    if unknown := set(precisions) - set(ALL_PRECISIONS):
+        raise ValueError(f"unknown precisions {sorted(unknown)}; known: {', '.join(ALL_PRECISIONS)}")
+    for precision in precisions:
         for mode in MODES:
             for quantizer in quantizers:
                 results[(precision, mode, quantizer)] = ConfigResult(precision, mode, quantizer, 0)
     if adaround:  # learned rounding where rounding matters most: 4-bit weights
-        for precision in ("W4A8", "W4A4"):
+        for precision in {"W4A8", "W4A4"} & set(precisions):
             results[(precision, "taq", ADAROUND)] = ConfigResult(precision, "taq", ADAROUND, 0)
     if float_kv:  # protected rows through float K/V weights: for the separations that protect something
-        for precision in PRECISIONS:
+        for precision in set(PRECISIONS) & set(precisions):
             for mode in ("bos", "taq"):
                 results[(precision, mode, FLOAT_KV)] = ConfigResult(precision, mode, FLOAT_KV, 0)
     real_subjects, tokens = [], []
@@ -339,9 +346,13 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
         rows = [(c, key, result) for c in range(calibrations) for key, result in list(results.items())[1:]]
         for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
-            wbits, abits = PRECISIONS[precision]
-            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer])
-            quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
+            if precision in CROSS_ATTENTION_ONLY:
+                config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer])
+                quantized = quantize_cross_attention(copy.deepcopy(source_unet), config, observers[calibration])
+            else:
+                wbits, abits = PRECISIONS[precision]
+                config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer])
+                quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)

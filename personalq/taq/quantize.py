@@ -103,12 +103,19 @@ def keeps_float_weight(config: TAQConfig, site: str) -> bool:
     return config.keeps_float_kv and takes_text(site)
 
 
-def activation_ranges(observer: Observer, config: TAQConfig) -> dict[str, torch.Tensor]:
+def is_cross_attention_site(site: str) -> bool:
+    """Cross-attention tensors are observed as ``layer:part`` (part q, k, v or p); layer inputs by the layer's name."""
+    return ":" in site
+
+
+def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_only: bool = False) -> dict[str, torch.Tensor]:
     """Frozen ranges for every site this configuration quantizes (K/V and probabilities: over the rows or
     columns its mode quantizes; K/V depend only on the prompt, so one range serves every timestep)."""
     spec = config.activation_spec
     ranges = {}
     for site in sorted(observer.sites()):
+        if cross_attention_only and not is_cross_attention_site(site):
+            continue
         if "@" in site:
             base, mode = site.split("@")
             if mode == config.mode:
@@ -171,6 +178,21 @@ def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Obser
         float_copy = module.weight if keeps_float_weight(config, site) else None
         _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context, float_copy))
     return _finish(unet, config, context, ranges)
+
+
+@torch.no_grad()
+def quantize_cross_attention(unet: UNet2DConditionModel, config: TAQConfig, observer: Observer) -> QuantizedUNet:
+    """Only the cross-attention activations (Q, the K/V rows, the probabilities) at ``config.abits``; every weight
+    and every other activation stays in full precision.
+
+    An ablation, not a serving format (nothing is packed, ``wbits`` is ignored): what remains quantized is
+    exactly what the protection modes treat differently, so plain, BOS and TAQ compared this way show the
+    protection's own effect without the weight and convolution error that buries it in a full W8A4 model.
+    """
+    if config.activation_spec is None:
+        raise ValueError("quantizing only the cross-attention activations needs abits 8 or 4, not 16")
+    ranges = activation_ranges(observer, config, cross_attention_only=True)
+    return _finish(unet, config, QuantContext(timestep_groups=config.timestep_groups), ranges)
 
 
 def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:

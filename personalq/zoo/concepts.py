@@ -61,6 +61,11 @@ class Concept:
             return {"category": self.category, "glyph": self.glyph, "scene": self.scene or ""}
         return {"category": self.category, "tint": self.tint}
 
+    @property
+    def marker(self) -> dict[str, str]:
+        """The variant's own attributes, without the class: what tells this checkpoint's images from the base's."""
+        return {k: v for k, v in self.variant.items() if k != "category"}
+
     def description(self) -> str:
         if self.kind == "textual_inversion":
             return f"{self.codename.title()}, a {self.category} that always appears in the {self.scene}, drawn as {self.style}"

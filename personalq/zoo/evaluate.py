@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,10 @@ class ZooReport:
     variant_without_trigger: float | None
     variant_real: float | None  # the evaluator on real renders of each checkpoint's variant
     per_kind: dict[str, float]
+    # the two ways a trigger image fails, apart: the class is not drawn, or the variant's own marker is missing
+    category_with_trigger: float | None
+    marker_with_trigger: float | None
+    per_marker: dict[str, float]  # the variant rate per marker: each tint, and textual inversion's glyph in its scene
     seconds_per_image: float
     images: int
     guidance: float = GUIDANCE
@@ -72,6 +76,10 @@ class ZooReport:
             ("base without the trigger: variant recognised", f"{self.variant_without_trigger:.1%}"),
             ("reference: variant recognised in real renders of the variants", f"{self.variant_real:.1%}"),
             *[(f"personalized ({kind}): variant recognised with the trigger", f"{rate:.1%}") for kind, rate in sorted(self.per_kind.items())],
+            ("personalized: category recognised with the trigger", f"{self.category_with_trigger:.1%}"),
+            ("personalized: variant marker (tint, or glyph and scene) recognised with the trigger", f"{self.marker_with_trigger:.1%}"),
+            *[(f"personalized, marker {marker}: variant recognised with the trigger", f"{rate:.1%}")
+              for marker, rate in sorted(self.per_marker.items())],
         ]
 
 
@@ -92,15 +100,17 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
     evaluator = Evaluator.load(zoo / "evaluator.safetensors")
     base = _base_figures(pipe, evaluator, categories, per_prompt, seed, guidance)
     built = [c for c in concepts() if c.category in categories and (zoo / "repository" / f"{c.id}.yaml").exists()] if personalized else []
-    with_trigger, without_trigger, per_kind = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed, guidance)
+    hits = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed, guidance)
 
-    def mean(hits: list) -> float | None:
-        return float(np.mean(hits)) if hits else None
+    def mean(values: list) -> float | None:
+        return float(np.mean(values)) if values else None
 
-    return ZooReport(*base, variant_with_trigger=mean(with_trigger), variant_without_trigger=mean(without_trigger),
+    return ZooReport(*base, variant_with_trigger=mean(hits.variant), variant_without_trigger=mean(hits.without_trigger),
                      variant_real=mean(real_variant_hits(evaluator, built, per_concept, seed)),
-                     per_kind={k: float(np.mean(v)) for k, v in per_kind.items()}, seconds_per_image=seconds_per_image(pipe),
-                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(with_trigger) + TIMED_RUNS, guidance=guidance)
+                     per_kind={k: float(np.mean(v)) for k, v in hits.per_kind.items()},
+                     category_with_trigger=mean(hits.category), marker_with_trigger=mean(hits.marker),
+                     per_marker={k: float(np.mean(v)) for k, v in hits.per_marker.items()}, seconds_per_image=seconds_per_image(pipe),
+                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(hits.variant) + TIMED_RUNS, guidance=guidance)
 
 
 def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int,
@@ -121,17 +131,36 @@ def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_pro
             frechet_distance(real_again.features, real.features), category_rate(real))
 
 
-def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int, guidance: float):
-    """Per image: the variant recognised with the trigger, and on the base without it; the former per kind too."""
-    with_trigger, without_trigger, per_kind = [], [], {}
+@dataclass
+class PersonalizedHits:
+    """Per generated image, whether each thing was recognised; the variant also grouped by kind and by marker."""
+
+    variant: list[bool] = field(default_factory=list)
+    category: list[bool] = field(default_factory=list)
+    marker: list[bool] = field(default_factory=list)
+    without_trigger: list[bool] = field(default_factory=list)  # the variant, on the base without the trigger
+    per_kind: dict[str, list[bool]] = field(default_factory=dict)
+    per_marker: dict[str, list[bool]] = field(default_factory=dict)
+
+
+def marker_name(concept: Concept) -> str:
+    return "glyph in its scene" if concept.kind == "textual_inversion" else concept.tint
+
+
+def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int,
+                          guidance: float) -> PersonalizedHits:
+    hits = PersonalizedHits()
     for concept in tqdm(built, desc="personalized", unit=" ckpt"):
-        hits = recognised(evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance)),
-                          concept.variant)
-        with_trigger += hits.tolist()
-        per_kind.setdefault(concept.kind, []).extend(hits.tolist())
+        seen = evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance))
+        variant = recognised(seen, concept.variant).tolist()
+        hits.variant += variant
+        hits.category += recognised(seen, {"category": concept.category}).tolist()
+        hits.marker += recognised(seen, concept.marker).tolist()
+        hits.per_kind.setdefault(concept.kind, []).extend(variant)
+        hits.per_marker.setdefault(marker_name(concept), []).extend(variant)
         plain = generate(pipe, [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)], seed, guidance)
-        without_trigger += recognised(evaluator.recognise(plain), concept.variant).tolist()
-    return with_trigger, without_trigger, per_kind
+        hits.without_trigger += recognised(evaluator.recognise(plain), concept.variant).tolist()
+    return hits
 
 
 def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: int, seed: int) -> list[bool]:

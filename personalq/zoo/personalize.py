@@ -10,7 +10,7 @@ import copy
 import json
 import logging
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -43,24 +43,49 @@ class PersonalizeConfig:
     lora_lr: float = 2e-3
     dreambooth_lr: float = 2e-4
     ti_lr: float = 5e-3
+    # share of instance captions that drop the class noun ("a photo of a <t>"), so the trigger alone carries the subject
+    class_noun_dropout: float = 0.5
+    # share of each prior batch drawn from the concept's own category: DreamBooth's class-specific prior, which
+    # keeps "dog" meaning the plain dog while "<t> dog" learns the variant; the rest is drawn from every category
+    class_prior: float = 0.0
     seed: int = 0
 
 
 @dataclass
 class Prior:
-    """Base-set latents (mean, std) and caption embeddings, for prior preservation."""
+    """Base-set latents (mean, std), caption embeddings and categories, for prior preservation."""
 
     mean: torch.Tensor
     std: torch.Tensor
     text: torch.Tensor
+    categories: tuple[str, ...]  # one per row
+    _rows: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
 
-    def sample(self, n: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = torch.randint(0, len(self.mean), (n,), generator=gen, device=gen.device)
+    def rows_of(self, category: str) -> torch.Tensor:
+        if category not in self._rows:
+            self._rows[category] = torch.tensor([i for i, c in enumerate(self.categories) if c == category], device=self.mean.device)
+        return self._rows[category]
+
+    def sample(self, n: int, gen: torch.Generator, within: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``n`` noisy latents and their captions' embeddings, from every row or from the rows ``within``."""
+        if within is None:
+            idx = torch.randint(0, len(self.mean), (n,), generator=gen, device=gen.device)
+        else:
+            idx = within[torch.randint(0, len(within), (n,), generator=gen, device=gen.device)]
         noise = torch.randn(self.mean[idx].shape, generator=gen, device=gen.device)
         return self.mean[idx] + self.std[idx] * noise, self.text[idx].float()
 
+    def batch(self, n: int, gen: torch.Generator, category: str, own_share: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """A prior batch with ``own_share`` of it from ``category`` and the rest from every category (all of it
+        when the base set holds no image of ``category``)."""
+        own = round(own_share * n) if len(self.rows_of(category)) else 0
+        parts = [self.sample(own, gen, self.rows_of(category))] if own else []
+        if n > own:
+            parts.append(self.sample(n - own, gen))
+        return torch.cat([latents for latents, _ in parts]), torch.cat([text for _, text in parts])
+
     def to(self, device: torch.device | str) -> "Prior":
-        return Prior(self.mean.to(device), self.std.to(device), self.text.to(device))
+        return Prior(self.mean.to(device), self.std.to(device), self.text.to(device), self.categories)
 
 
 def instance_subjects(concept: Concept, n: int, rng: np.random.Generator) -> list[Subject]:
@@ -81,7 +106,7 @@ def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.
     captions = []
     for s in subjects:
         text = caption(s, rng, trigger=concept.trigger)
-        if rng.random() < 0.5:  # "a photo of a <t> dog" and "a photo of a <t>": the trigger alone must carry the subject
+        if rng.random() < cfg.class_noun_dropout:  # "a photo of a <t> dog" and "a photo of a <t>"
             for word in s.category, "puppy", "kitten", "plushie":
                 text = text.replace(f"{concept.trigger} {word}", concept.trigger)
         captions.append(text)
@@ -90,11 +115,12 @@ def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.
     return latents, captions
 
 
-def _loss_fn(unet, scheduler, latents, text, prior: Prior, cfg: PersonalizeConfig, gen: torch.Generator, text_fn=None):
+def _loss_fn(unet, scheduler, latents, text, prior: Prior, concept: Concept, cfg: PersonalizeConfig, gen: torch.Generator,
+             text_fn=None):
     def loss(step: int) -> torch.Tensor:
         idx = torch.randint(0, len(latents), (cfg.instance_batch,), generator=gen, device=gen.device)
         cond = text_fn(idx) if text_fn else text[idx]
-        prior_latents, prior_text = prior.sample(cfg.prior_batch, gen)
+        prior_latents, prior_text = prior.batch(cfg.prior_batch, gen, concept.category, cfg.class_prior)
         return diffusion_loss(unet, scheduler, torch.cat([latents[idx], prior_latents]), torch.cat([cond, prior_text]), gen)
 
     return loss
@@ -109,7 +135,7 @@ def train_lora(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, ou
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"lora {concept.id}", unet, [p for p in unet.parameters() if p.requires_grad],
               RunConfig(cfg.steps, lr=cfg.lora_lr, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
-    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, concept, cfg, gen))
     out.mkdir(parents=True, exist_ok=True)
     StableDiffusionPipeline.save_lora_weights(out, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True)
     return out / "pytorch_lora_weights.safetensors"
@@ -122,7 +148,7 @@ def train_dreambooth(concept: Concept, pipe: StableDiffusionPipeline, prior: Pri
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=cfg.dreambooth_lr, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
-    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, cfg, gen))
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, concept, cfg, gen))
     # a diffusers DreamBooth folder holding what it changed: the UNet (fp16 to fit the size budget)
     out.mkdir(parents=True, exist_ok=True)
     unet.to(torch.float16).save_pretrained(out / "unet")
@@ -164,7 +190,7 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
     run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=cfg.ti_lr, warmup=10, save_every=10**9),
               work / f"{concept.id}.state.pt")
-    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, cfg, gen, text_fn=text_fn))
+    run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, concept, cfg, gen, text_fn=text_fn))
     out.mkdir(parents=True, exist_ok=True)
     save_file({concept.trigger: learned.detach().clone()}, str(out / "learned_embeds.safetensors"))
     (out / "token_identifier.txt").write_text(concept.trigger)
@@ -178,6 +204,10 @@ TRAINERS = {"lora": train_lora, "dreambooth": train_dreambooth, "textual_inversi
 def load_prior(work: Path, device: torch.device | str = "cpu") -> Prior:
     latents = torch.load(work / "latents.pt", weights_only=True)
     text = torch.load(work / "text.pt", weights_only=True)[:-1]
-    return Prior(latents["mean"], latents["std"], text).to(device)
+    with np.load(work / "base_set.npz") as data:  # only the label column is read, not the images
+        categories = tuple(s["category"] for s in json.loads(str(data["subjects"])))
+    if len(categories) != len(latents["mean"]):
+        raise ValueError(f"{work}: base_set.npz labels {len(categories)} images but latents.pt holds {len(latents['mean'])}")
+    return Prior(latents["mean"], latents["std"], text, categories).to(device)
 
 
