@@ -144,6 +144,7 @@ class PersonalizedHits:
 
 
 def marker_name(concept: Concept) -> str:
+    """The report's name for what sets a checkpoint's variant apart: its tint, or (textual inversion) its glyph and scene."""
     return "glyph in its scene" if concept.kind == "textual_inversion" else concept.tint
 
 
