@@ -270,6 +270,12 @@ def test_cross_attention_ablation_quantizes_only_what_the_separations_treat_diff
         protected[1, 1:3] = True
         with torch.no_grad(), quantized.context.protecting(protected if mode == "taq" else None):
             outputs[mode] = model(sample, 400, **kwargs).sample
+            attn = model.get_submodule(cross_attention_names(model)[0])
+            text = kwargs["encoder_hidden_states"]
+            _, key, _ = attn.processor.project(attn, torch.randn(2, 16, 32), text)
+            full_key = attn.to_k(text)
+        rows = protected if mode == "taq" else torch.zeros_like(protected)
+        assert torch.equal(key[rows], full_key[rows]) and not torch.equal(key[~rows], full_key[~rows])
     assert not torch.equal(outputs["plain"], reference) and not torch.equal(outputs["taq"], outputs["plain"])
 
 
