@@ -157,9 +157,9 @@ def personalize(
     for option, text in (("--class-prior", class_prior), ("--noun-dropout", noun_dropout)):
         try:
             shares[option] = [float(v) for v in comma_list(text)]
+            if not shares[option] or not all(0 <= v <= 1 for v in shares[option]):
+                raise ValueError(text)
         except ValueError:
-            fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
-        if not shares[option] or not all(0 <= v <= 1 for v in shares[option]):
             fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
     chosen = [known[i] for i in wanted]
     configs = recipes(counts, scales, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])

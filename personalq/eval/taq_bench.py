@@ -283,6 +283,8 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
                   float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(PRECISIONS),
                   seed: int = 11) -> TaqReport:
+    if unknown := set(precisions) - set(ALL_PRECISIONS):
+        raise ValueError(f"unknown precisions {sorted(unknown)}; known: {', '.join(ALL_PRECISIONS)}")
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     evaluator_path = zoo / "evaluator.safetensors"
@@ -292,8 +294,6 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     base_unet = pipe.unet
     picked = pick_concepts(checkpoints)
     results: dict[tuple[str, str, str], ConfigResult] = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", weight_bytes(base_unet))}
-    if unknown := set(precisions) - set(ALL_PRECISIONS):
-        raise ValueError(f"unknown precisions {sorted(unknown)}; known: {', '.join(ALL_PRECISIONS)}")
     for precision in precisions:
         for mode in MODES:
             for quantizer in quantizers:

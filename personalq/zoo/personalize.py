@@ -78,8 +78,9 @@ class Prior:
     def batch(self, n: int, gen: torch.Generator, category: str, own_share: float) -> tuple[torch.Tensor, torch.Tensor]:
         """A prior batch with ``own_share`` of it from ``category`` and the rest from every category (all of it
         when the base set holds no image of ``category``)."""
-        own = round(own_share * n) if len(self.rows_of(category)) else 0
-        parts = [self.sample(own, gen, self.rows_of(category))] if own else []
+        rows = self.rows_of(category)
+        own = round(own_share * n) if len(rows) else 0
+        parts = [self.sample(own, gen, rows)] if own else []
         if n > own:
             parts.append(self.sample(n - own, gen))
         return torch.cat([latents for latents, _ in parts]), torch.cat([text for _, text in parts])
