@@ -80,9 +80,41 @@ def test_personalize_bench_trains_each_recipe_afresh(tiny_zoo):
     for r in results:
         assert 0 <= r.variant <= min(r.category, r.marker) <= 1 and r.train_seconds > 0
     text = table(results, chosen)
-    assert f"| 2 | {2 * base.lora_lr:.0e} / {2 * base.dreambooth_lr:.0e} / {base.ti_lr:.0e} | 100% | 50% |" in text
+    assert f"| 2 | 4 | 2 + 2 | {2 * base.lora_lr:.0e} / {2 * base.dreambooth_lr:.0e} / {base.ti_lr:.0e} | 100% | 50% |" in text
     assert "biscuit-v1, oakley-v1" in text
     assert not list(work.glob("personalize/*.state.pt"))  # the bench trains in scratch space, not in the build's work
+
+
+def test_decoder_finetune_keeps_the_latent_space_and_resumes(tmp_path):
+    """Only the decoder learns the tinted renders: the encoder (so the UNet's latents) is bit for bit the same."""
+    from personalq.zoo.base import BaseBuildConfig, finetune_decoder
+    from personalq.zoo.models import make_vae
+
+    torch.manual_seed(0)
+    vae = make_vae()
+    before = {k: v.clone() for k, v in vae.state_dict().items()}
+    cfg = BaseBuildConfig(decoder_images=8, decoder_steps=2, decoder_batch=2)
+    tuned = finetune_decoder(tmp_path, vae, cfg)
+    after = tuned.state_dict()
+    frozen = [k for k in before if k.startswith(("encoder.", "quant_conv."))]
+    assert frozen and all(torch.equal(before[k], after[k]) for k in frozen)
+    assert any(not torch.equal(before[k], after[k]) for k in before if k.startswith("decoder."))
+    assert all(torch.equal(before[k], v) for k, v in vae.state_dict().items())  # the input VAE is left as it was
+    saved = (tmp_path / "vae-decoder" / "diffusion_pytorch_model.safetensors").stat().st_mtime_ns
+    again = finetune_decoder(tmp_path, vae, cfg)  # done: loaded, not trained again
+    assert (tmp_path / "vae-decoder" / "diffusion_pytorch_model.safetensors").stat().st_mtime_ns == saved
+    assert all(torch.equal(after[k], v) for k, v in again.state_dict().items())
+
+
+def test_personalization_recipes_by_name():
+    from personalq.zoo.personalize import RECIPES, PersonalizeConfig
+
+    assert PersonalizeConfig.named("shipped") == PersonalizeConfig()
+    gpu = PersonalizeConfig.named("gpu")
+    assert (gpu.images, gpu.steps, gpu.instance_batch, gpu.prior_batch, gpu.class_noun_dropout) == (200, 600, 24, 8, 0.0)
+    assert set(RECIPES) == {"shipped", "gpu"}
+    with pytest.raises(ValueError, match="unknown personalization recipe 'huge'"):
+        PersonalizeConfig.named("huge")
 
 
 def test_class_prior_draws_its_share_of_the_prior_batch_from_the_concepts_category():
@@ -121,6 +153,11 @@ def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
     for option, value in (("--class-prior", "1.5"), ("--noun-dropout", "half")):
         result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), option, value])
         assert result.exit_code != 0 and f"{option} takes shares between 0 and 1" in result.output
+    result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--recipe", "huge"])
+    assert result.exit_code != 0 and "unknown personalization recipe 'huge'" in result.output
+    result = CliRunner().invoke(app, ["zoo", "build", "--work", str(tmp_path), "--out", str(tmp_path / "zoo"), "--recipe", "huge"])
+    assert result.exit_code != 0 and "unknown personalization recipe 'huge'" in result.output
+    assert not (tmp_path / "zoo").exists()
 
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
@@ -153,6 +190,8 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     assert min(full.category_with_trigger, full.marker_with_trigger) >= full.variant_with_trigger
     dogs = [c for c in concepts() if c.category == "dog"]
     assert set(full.per_marker) == {c.tint for c in dogs} and f"| personalized, marker {dogs[0].tint}: variant" in full.table()
+    assert list(full.per_checkpoint) == [c.id for c in dogs] and f"| {dogs[0].id} |" in full.checkpoint_table()
+    assert full.variant_with_trigger == np.mean([v for _, _, v in full.per_checkpoint.values()])  # one image each
     swapped = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), unet=SHIPPED / "base" / "unet", personalized=False)
     # the same weights through --unet: the same images, so the same figures; no checkpoint rows
     assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (full.base_category_rate, full.base_alignment, full.domain_fid)
@@ -160,6 +199,9 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     assert swapped.images == 8 + 6
     # the shipped evaluator must recognise real dogs well, or the generated-image rates measure the evaluator
     assert full.real_category_rate >= 0.75 and full.variant_real is not None and full.variant_real >= 0.5
+    # the VAE's round trip can only lose what the renders show, and the table says how much
+    assert full.variant_through_vae is not None and full.variant_through_vae <= full.variant_real
+    assert "| reference: the same renders after the VAE's round trip (encode, decode) |" in full.table()
     weaker = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), personalized=False, guidance=1.0)
     assert weaker.domain_fid != full.domain_fid and "| classifier-free guidance scale of the generated images | 1 |" in weaker.table()
 

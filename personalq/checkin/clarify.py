@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from personalq.checkin.reasoning import features
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 
 MAX_OPTIONS = 5
 

@@ -16,7 +16,7 @@ from rapidfuzz import fuzz
 
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style, canonical_subject, singular
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
 Status = Literal["selected", "clarify", "no_match"]

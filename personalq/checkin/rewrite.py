@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS, canonical_subject
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 
 
 def _subject_phrases(card: StoredCheckpoint) -> list[str]:

@@ -121,10 +121,11 @@ def taq(
 
 @app.command("personalize")
 def personalize(
-    steps: Annotated[str, typer.Option(help="fine-tuning step counts to compare, comma-separated")] = "200",
+    steps: Annotated[Optional[str], typer.Option(help="fine-tuning step counts to compare, comma-separated; default the recipe's")] = None,
     lr_scale: Annotated[str, typer.Option(help="multipliers of the LoRA and DreamBooth learning rates to compare, comma-separated")] = "1,2.5",
-    class_prior: Annotated[str, typer.Option(help="shares (0-1) of each prior batch drawn from the checkpoint's own category, comma-separated")] = "0",
-    noun_dropout: Annotated[str, typer.Option(help="shares (0-1) of instance captions without the class noun, comma-separated")] = "0.5",
+    class_prior: Annotated[Optional[str], typer.Option(help="shares (0-1) of each prior batch drawn from the checkpoint's own category, comma-separated; default the recipe's")] = None,
+    noun_dropout: Annotated[Optional[str], typer.Option(help="shares (0-1) of instance captions without the class noun, comma-separated; default the recipe's")] = None,
+    recipe: Annotated[str, typer.Option(help="the recipe the axes vary: shipped or gpu (more images, bigger batches)")] = "shipped",
     checkpoints: Annotated[str, typer.Option(help="concept ids to train again, comma-separated")] = (
         "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"),
     images: Annotated[int, typer.Option(help="images per checkpoint and recipe")] = 8,
@@ -135,6 +136,7 @@ def personalize(
     """Train the same personalized checkpoints with each recipe (every combination of the axes); category, marker and variant rates."""
     from personalq.eval.personalize_bench import recipes, run, table
     from personalq.zoo.concepts import concepts
+    from personalq.zoo.personalize import PersonalizeConfig
 
     settings = settings_for(home)
     work = work or settings.home / "zoo-work"
@@ -146,6 +148,13 @@ def personalize(
         fail("--checkpoints names no checkpoint")
     if unknown := [i for i in wanted if i not in known]:
         fail(f"unknown checkpoint ids {', '.join(unknown)}; the zoo's ids look like biscuit-v1")
+    try:
+        base = PersonalizeConfig.named(recipe)
+    except ValueError as error:
+        fail(str(error))
+    steps = steps or str(base.steps)
+    class_prior = class_prior or str(base.class_prior)
+    noun_dropout = noun_dropout or str(base.class_noun_dropout)
     try:
         counts = [int(n) for n in comma_list(steps)]
         scales = [float(k) for k in comma_list(lr_scale)]
@@ -162,8 +171,9 @@ def personalize(
         except ValueError:
             fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
     chosen = [known[i] for i in wanted]
-    configs = recipes(counts, scales, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])
-    typer.echo(table(run(zoo or settings.assets_dir / "zoo", work, chosen, configs, images), chosen))
+    configs = recipes(counts, scales, base, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])
+    results = run(zoo or settings.assets_dir / "zoo", work, chosen, configs, images, device=settings.resolved_device())
+    typer.echo(table(results, chosen))
 
 
 @app.command("serve")

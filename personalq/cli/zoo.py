@@ -17,13 +17,19 @@ def build(
     out: Annotated[Optional[Path], typer.Option(help="where the zoo is written; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="a few steps on tiny data (for tests)")] = False,
+    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints') or gpu (needs a GPU's hour)")] = "shipped",
     home: HomeOption = None,
 ) -> None:
     """Data -> VAE -> UNet -> personalized checkpoints -> cards and previews; resumes where it stopped."""
     from personalq.zoo.build import ZooBuildConfig, build_zoo
+    from personalq.zoo.personalize import PersonalizeConfig
 
     settings = settings_for(home)
-    config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig()
+    try:
+        personalize = PersonalizeConfig.named(recipe)
+    except ValueError as error:
+        fail(str(error))
+    config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig(personalize=personalize)
     result = build_zoo(work or settings.home / "zoo-work", out or settings.assets_dir / "zoo", config, device=settings.resolved_device())
     typer.echo(f"zoo written to {result}")
 
@@ -55,3 +61,5 @@ def evaluate(
                           personalized=personalized, categories=chosen,
                           guidance=GUIDANCE if guidance is None else guidance)
     typer.echo(report.table())
+    if report.per_checkpoint:
+        typer.echo("\nper checkpoint, with the trigger:\n\n" + report.checkpoint_table())

@@ -53,20 +53,23 @@ def recipes(step_counts: list[int], lr_scales: list[float], base: PersonalizeCon
 
 def table(results: list[RecipeResult], concepts: list[Concept]) -> str:
     head = (f"{len(concepts)} checkpoints ({', '.join(c.id for c in concepts)}), trained again for each recipe\n\n"
-            "| steps | learning rate (LoRA / DreamBooth / TI) | class prior | no class noun | category recognised "
-            "| variant marker recognised | variant (both) | training s / checkpoint | images |\n"
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-    return head + "\n".join(f"| {r.config.steps} | {r.config.lora_lr:.0e} / {r.config.dreambooth_lr:.0e} / {r.config.ti_lr:.0e} "
+            "| steps | instance images | batch (instance + prior) | learning rate (LoRA / DreamBooth / TI) | class prior "
+            "| no class noun | category recognised | variant marker recognised | variant (both) | training s / checkpoint | images |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+    return head + "\n".join(f"| {r.config.steps} | {r.config.images} | {r.config.instance_batch} + {r.config.prior_batch} "
+                            f"| {r.config.lora_lr:.0e} / {r.config.dreambooth_lr:.0e} / {r.config.ti_lr:.0e} "
                             f"| {r.config.class_prior:.0%} | {r.config.class_noun_dropout:.0%} "
                             f"| {r.category:.1%} | {r.marker:.1%} | {r.variant:.1%} | {r.train_seconds:.0f} | {r.images} |"
                             for r in results)
 
 
-def run(zoo: Path, work: Path, concepts: list[Concept], configs: list[PersonalizeConfig], images: int = 8, seed: int = 7) -> list[RecipeResult]:
-    """``work`` is the zoo build's working folder: its base-set latents and captions are the prior-preservation data."""
-    pipe = load_base(Path(zoo) / "base")
+def run(zoo: Path, work: Path, concepts: list[Concept], configs: list[PersonalizeConfig], images: int = 8, seed: int = 7,
+        device: str = "cpu") -> list[RecipeResult]:
+    """``work`` is the zoo build's working folder: its base-set latents and captions are the prior-preservation data.
+    Training and generation run on ``device``; the evaluator scores on the CPU."""
+    pipe = load_base(Path(zoo) / "base", device)
     evaluator = Evaluator.load(Path(zoo) / "evaluator.safetensors")
-    prior = load_prior(Path(work))
+    prior = load_prior(Path(work), device)
     results = []
     for config in configs:
         category, marker, seconds = [], [], []

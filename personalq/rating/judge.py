@@ -14,7 +14,7 @@ import numpy as np
 from personalq.checkin.intent import parse_intent
 from personalq.checkin.lexicon import canonical_subject
 from personalq.rating.items import RatingItem
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 
 REFERENCE_DATE = dt.datetime(2026, 11, 22)
 

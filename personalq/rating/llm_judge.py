@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from personalq.checkin.llm.clients import LLMClient, LLMError
 from personalq.rating.items import RatingItem
 from personalq.rating.judge import REFERENCE_DATE
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 
 log = logging.getLogger(__name__)
 SYSTEM = """You judge which of two personalized image-model checkpoints better serves a person's request.

@@ -181,3 +181,15 @@ class Card(BaseModel):
             parts.append(f"version {self.version}")
         parts.append(f"{self.kind.replace('_', ' ')} for {self.base_model}")
         return ". ".join(parts)
+
+
+class StoredCheckpoint(Card):
+    """A card as the repository holds it: with resolved paths, weights digest and provenance."""
+
+    weights_path: str | None = None
+    weights_sha256: str | None = None
+    preview_path: str | None = None
+    source_format: str = "card"
+    source_path: str = ""
+    version_number: float | None = None
+    imported_at: dt.datetime | None = None

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from personalq.config import Settings
-from personalq.repository.card import Card
+from personalq.repository.card import Card, StoredCheckpoint
 from personalq.repository.database import open_database
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
 from personalq.repository.importers.base import weights_digest
@@ -37,18 +37,6 @@ Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
 class CheckpointNotFound(KeyError):
     def __str__(self) -> str:
         return f"no checkpoint with id {self.args[0]!r}"
-
-
-class StoredCheckpoint(Card):
-    """A card as the repository holds it: with resolved paths, weights digest and provenance."""
-
-    weights_path: str | None = None
-    weights_sha256: str | None = None
-    preview_path: str | None = None
-    source_format: str = "card"
-    source_path: str = ""
-    version_number: float | None = None
-    imported_at: dt.datetime | None = None
 
 
 @dataclass

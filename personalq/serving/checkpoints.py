@@ -16,7 +16,7 @@ from typing import Iterator
 import torch
 from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 from personalq.zoo.models import materialize_text_encoder
 
 log = logging.getLogger(__name__)

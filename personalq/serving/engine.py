@@ -23,7 +23,7 @@ from diffusers import DiffusionPipeline, UNet2DConditionModel
 from safetensors.torch import load_file
 
 from personalq.config import Settings
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 from personalq.serving.cache import MB, ModelCache
 from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, lora_file, replaces_unet, resolve_base
 from personalq.serving.generation import Frame, GenerationParams, stream

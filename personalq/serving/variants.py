@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from diffusers import StableDiffusionPipeline
 
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import slugify
 from personalq.serving.checkpoints import applied
 from personalq.taq.calibration import calibrate, calibration_prompts

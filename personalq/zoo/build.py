@@ -21,7 +21,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 from personalq.serving.checkpoints import applied, load_base
 from personalq.zoo.base import BaseBuildConfig, build_base
 from personalq.zoo.concepts import Concept, concepts
@@ -43,7 +43,8 @@ class ZooBuildConfig:
     @classmethod
     def tiny(cls) -> "ZooBuildConfig":
         """A few steps on tiny data: exercises every stage in about a minute (tests)."""
-        return cls(BaseBuildConfig(images=64, vae_steps=3, vae_batch=4, unet_steps=3, unet_batch=4),
+        return cls(BaseBuildConfig(images=64, vae_steps=3, vae_batch=4, unet_steps=3, unet_batch=4,
+                                   decoder_images=64, decoder_steps=3, decoder_batch=4),
                    PersonalizeConfig(images=4, steps=2, ti_steps=2, instance_batch=2, prior_batch=2),
                    evaluator_images=64, evaluator_steps=3,
                    only=("biscuit-v1", "biscuit-v3", "oakley-v1"))  # a LoRA, a DreamBooth, a textual inversion
@@ -108,7 +109,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
         (work / "personalize" / f"{concept.id}.state.pt").unlink(missing_ok=True)  # done: the card marks it
     evaluator = out / "evaluator.safetensors"
     if not evaluator.exists():
-        train_evaluator(pipe.vae, work, evaluator, config.evaluator_images, config.evaluator_steps)
+        train_evaluator(pipe.vae, work, evaluator, config.evaluator_images, config.evaluator_steps, device=device)
     pack_for_shipping(out)
     return out
 

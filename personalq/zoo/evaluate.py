@@ -18,7 +18,7 @@ from personalq.serving.checkpoints import applied, load_base
 from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, SCENE_NAMES, Subject
 from personalq.zoo.concepts import Concept, concepts
-from personalq.zoo.data import render_set
+from personalq.zoo.data import render_set, to_pixels
 from personalq.zoo.evaluator import Evaluator
 
 STEPS = 20
@@ -45,6 +45,7 @@ class ZooReport:
     variant_with_trigger: float | None  # None when the personalized checkpoints were not evaluated
     variant_without_trigger: float | None
     variant_real: float | None  # the evaluator on real renders of each checkpoint's variant
+    variant_through_vae: float | None  # the same renders after the VAE's round trip: the most the decoder lets through
     per_kind: dict[str, float]
     # the two ways a trigger image fails, apart: the class is not drawn, or the variant's own marker is missing
     category_with_trigger: float | None
@@ -53,6 +54,12 @@ class ZooReport:
     seconds_per_image: float
     images: int
     guidance: float = GUIDANCE
+    per_checkpoint: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # id -> (category, marker, variant)
+
+    def checkpoint_table(self) -> str:
+        """One row per checkpoint: which ones lose the class, which the marker."""
+        return ("| checkpoint | category recognised | marker recognised | variant (both) |\n| --- | --- | --- | --- |\n"
+                + "\n".join(f"| {cid} | {c:.0%} | {m:.0%} | {v:.0%} |" for cid, (c, m, v) in self.per_checkpoint.items()))
 
     def table(self) -> str:
         rows = [
@@ -75,6 +82,7 @@ class ZooReport:
             ("personalized: variant recognised with the trigger", f"{self.variant_with_trigger:.1%}"),
             ("base without the trigger: variant recognised", f"{self.variant_without_trigger:.1%}"),
             ("reference: variant recognised in real renders of the variants", f"{self.variant_real:.1%}"),
+            ("reference: the same renders after the VAE's round trip (encode, decode)", f"{self.variant_through_vae:.1%}"),
             *[(f"personalized ({kind}): variant recognised with the trigger", f"{rate:.1%}") for kind, rate in sorted(self.per_kind.items())],
             ("personalized: category recognised with the trigger", f"{self.category_with_trigger:.1%}"),
             ("personalized: variant marker (tint, or glyph and scene) recognised with the trigger", f"{self.marker_with_trigger:.1%}"),
@@ -107,10 +115,12 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
 
     return ZooReport(*base, variant_with_trigger=mean(hits.variant), variant_without_trigger=mean(hits.without_trigger),
                      variant_real=mean(real_variant_hits(evaluator, built, per_concept, seed)),
+                     variant_through_vae=mean(real_variant_hits(evaluator, built, per_concept, seed, vae=pipe.vae)),
                      per_kind={k: float(np.mean(v)) for k, v in hits.per_kind.items()},
                      category_with_trigger=mean(hits.category), marker_with_trigger=mean(hits.marker),
                      per_marker={k: float(np.mean(v)) for k, v in hits.per_marker.items()}, seconds_per_image=seconds_per_image(pipe),
-                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(hits.variant) + TIMED_RUNS, guidance=guidance)
+                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(hits.variant) + TIMED_RUNS, guidance=guidance,
+                     per_checkpoint=hits.per_checkpoint)
 
 
 def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int,
@@ -141,6 +151,7 @@ class PersonalizedHits:
     without_trigger: list[bool] = field(default_factory=list)  # the variant, on the base without the trigger
     per_kind: dict[str, list[bool]] = field(default_factory=dict)
     per_marker: dict[str, list[bool]] = field(default_factory=dict)
+    per_checkpoint: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # (category, marker, variant) rates
 
 
 def marker_name(concept: Concept) -> str:
@@ -154,9 +165,12 @@ def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Con
     for concept in tqdm(built, desc="personalized", unit=" ckpt"):
         seen = evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance))
         variant = recognised(seen, concept.variant).tolist()
+        category = recognised(seen, {"category": concept.category}).tolist()
+        marker = recognised(seen, concept.marker).tolist()
         hits.variant += variant
-        hits.category += recognised(seen, {"category": concept.category}).tolist()
-        hits.marker += recognised(seen, concept.marker).tolist()
+        hits.category += category
+        hits.marker += marker
+        hits.per_checkpoint[concept.id] = (float(np.mean(category)), float(np.mean(marker)), float(np.mean(variant)))
         hits.per_kind.setdefault(concept.kind, []).extend(variant)
         hits.per_marker.setdefault(marker_name(concept), []).extend(variant)
         plain = generate(pipe, [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)], seed, guidance)
@@ -164,16 +178,28 @@ def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Con
     return hits
 
 
-def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: int, seed: int) -> list[bool]:
+def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: int, seed: int, vae=None) -> list[bool]:
     """Per real render of each checkpoint's variant (its glyph and tint, in its scenes): is the variant recognised?
 
     What a generator that drew the variants perfectly would score, so the variant rate has a ceiling beside it.
+    With ``vae``, each render goes through the VAE and back first: every generated image is decoded by it, so a
+    tint its decoder cannot draw is lost whatever latent the UNet makes.
     """
     hits = []
     for concept in built:
         subjects = [concept.subject(s) for s in concept_scenes(concept, per_concept)]
-        hits += recognised(evaluator.recognise(list(render_set(subjects, seed + 3).images)), concept.variant).tolist()
+        images = render_set(subjects, seed + 3).images
+        if vae is not None:
+            images = round_trip(vae, images)
+        hits += recognised(evaluator.recognise(list(images)), concept.variant).tolist()
     return hits
+
+
+@torch.no_grad()
+def round_trip(vae, images: np.ndarray) -> np.ndarray:
+    """uint8 images encoded to the posterior mean and decoded, as uint8 again."""
+    decoded = vae.decode(vae.encode(to_pixels(images).to(vae.device, vae.dtype)).latent_dist.mean).sample
+    return ((decoded.float().clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
 
 
 def concept_scenes(concept: Concept, n: int) -> list[str]:

@@ -86,15 +86,16 @@ def shifted(batch: torch.Tensor, generator: torch.Generator, pad: int = 4) -> to
     """Each image moved by up to ``pad`` pixels each way (edges repeated): the glyph's place must not matter."""
     size = batch.shape[-1]
     padded = nn.functional.pad(batch, (pad,) * 4, mode="replicate")
-    offsets = torch.randint(0, 2 * pad + 1, (len(batch), 2), generator=generator).tolist()
+    offsets = torch.randint(0, 2 * pad + 1, (len(batch), 2), generator=generator, device=generator.device).tolist()
     return torch.stack([padded[i, :, y : y + size, x : x + size] for i, (y, x) in enumerate(offsets)])
 
 
-def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int = 2400, seed: int = 1234) -> Path:
+def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int = 2400, seed: int = 1234,
+                    device: str = "cpu") -> Path:
     """Held-out renders (a seed the generator's training data never used), every tint included.
 
-    Trained in bfloat16 autocast with channels-last tensors, about twice as fast on a CPU with bf16 units; the
-    saved weights stay float32. Random shifts and flips keep it from memorising where a glyph sits.
+    Trained on ``device`` in bfloat16 autocast with channels-last tensors, about twice as fast on a CPU with bf16
+    units; the saved weights stay float32. Random shifts and flips keep it from memorising where a glyph sits.
     """
     rng = np.random.default_rng(seed)
     data = render_set(evaluator_subjects(images, rng), seed + 1, desc="render evaluator set")
@@ -105,22 +106,23 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
             chunk = pixels[start : min(start + 256, half)]
             chunk = chunk.to(vae.device)
             pixels[start : start + len(chunk)] = vae.decode(vae.encode(chunk).latent_dist.mean).sample.clamp(-1, 1).cpu()
-    targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects]) for name, labels in HEADS.items()}
-    model = DomainClassifier().train().to(memory_format=torch.channels_last)
-    gen = torch.Generator().manual_seed(seed)
+    pixels = pixels.to(device)
+    targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects], device=device) for name, labels in HEADS.items()}
+    model = DomainClassifier().train().to(device, memory_format=torch.channels_last)
+    gen = torch.Generator(device).manual_seed(seed)
 
     def loss(step: int) -> torch.Tensor:
-        idx = torch.randint(0, len(pixels), (128,), generator=gen)
+        idx = torch.randint(0, len(pixels), (128,), generator=gen, device=device)
         batch = shifted(pixels[idx], gen)
         if step % 2:
             batch = batch.flip(3)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
             _, logits = model(batch.contiguous(memory_format=torch.channels_last))
         return sum(nn.functional.cross_entropy(logits[name].float(), targets[name][idx]) for name in HEADS)
 
     Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=200), work / "evaluator.state.pt").train(loss)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(out))
+    save_file({k: v.contiguous().cpu() for k, v in model.state_dict().items()}, str(out))
     return out
 
 

@@ -10,7 +10,7 @@ from personalq.checkin.clarify import MAX_OPTIONS, Option
 from personalq.checkin.intent import Intent
 from personalq.checkin.llm.clients import LLMClient, LLMError
 from personalq.checkin.reasoning import Decision, decide
-from personalq.repository.service import StoredCheckpoint
+from personalq.repository.card import StoredCheckpoint
 
 log = logging.getLogger(__name__)
 MAX_CANDIDATES = 15
