@@ -17,7 +17,7 @@ def build(
     out: Annotated[Optional[Path], typer.Option(help="where the zoo is written; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="a few steps on tiny data (for tests)")] = False,
-    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints') or gpu (needs a GPU's hour)")] = "shipped",
+    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu (about a minute per checkpoint on a GPU, ten on a CPU)")] = "shipped",
     home: HomeOption = None,
 ) -> None:
     """Data -> VAE -> UNet -> personalized checkpoints -> cards and previews; resumes where it stopped."""
