@@ -59,6 +59,16 @@ def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings
     assert repository.import_paths([out / "repository"]).count("imported") == 3
     # resumable: a second build finds every stage done and trains nothing
     assert build_zoo(work, out, ZooBuildConfig.tiny()) == out
+    # previews drawn again with the current base: one per card, each a 64x64 image written anew
+    from personalq.zoo.build import refresh_previews
+
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "repository" / "previews").glob("*.png")}
+    redrawn = refresh_previews(out)
+    assert sorted(p.name for p in redrawn) == sorted(before) == ["biscuit-v1.png", "biscuit-v3.png", "oakley-v1.png"]
+    assert all(p.stat().st_mtime_ns > before[p.name] for p in redrawn)
+    from PIL import Image
+
+    assert {Image.open(p).size for p in redrawn} == {(64, 64)}
 
 
 @pytest.mark.slow
@@ -158,6 +168,8 @@ def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
     result = CliRunner().invoke(app, ["zoo", "build", "--work", str(tmp_path), "--out", str(tmp_path / "zoo"), "--recipe", "huge"])
     assert result.exit_code != 0 and "unknown personalization recipe 'huge'" in result.output
     assert not (tmp_path / "zoo").exists()
+    result = CliRunner().invoke(app, ["zoo", "previews", "--out", str(tmp_path / "zoo")])
+    assert result.exit_code != 0 and "holds no zoo" in result.output
 
 
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")

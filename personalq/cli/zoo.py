@@ -34,6 +34,21 @@ def build(
     typer.echo(f"zoo written to {result}")
 
 
+@app.command("previews")
+def previews(
+    out: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Draw every checkpoint's preview again with the zoo's current base (after its VAE or UNet changed)."""
+    from personalq.zoo.build import refresh_previews
+
+    settings = settings_for(home)
+    zoo = out or settings.assets_dir / "zoo"
+    if not (zoo / "base" / "model_index.json").is_file():
+        fail(f"{zoo} holds no zoo (base/model_index.json): run `personalq zoo build` first or pass --out")
+    typer.echo(f"{len(refresh_previews(zoo, settings.resolved_device()))} previews drawn in {zoo / 'repository' / 'previews'}")
+
+
 @app.command("evaluate")
 def evaluate(
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,

@@ -79,6 +79,26 @@ def preview_prompt(concept: Concept) -> str:
     return concept.prompt(concept.scene or "lush park")
 
 
+def write_preview(pipe, concept: Concept, weights: Path, path: Path) -> Path:
+    """The card's preview: the checkpoint in its preview prompt, at a fixed seed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with applied(pipe, stored_checkpoint(concept, weights)) as p:
+        image = p(preview_prompt(concept), num_inference_steps=PREVIEW_STEPS, guidance_scale=5.0,
+                  generator=torch.Generator().manual_seed(0), height=64, width=64).images[0]
+    image.save(path)
+    return path
+
+
+def refresh_previews(out: Path, device: str = "cpu") -> list[Path]:
+    """Draw every built checkpoint's preview again with the zoo's current base (after its VAE or UNet changed)."""
+    out = Path(out)
+    pipe = load_base(out / "base", device)
+    repo = out / "repository"
+    built = [c for c in concepts() if (repo / f"{c.id}.yaml").exists()]
+    return [write_preview(pipe, c, repo / "weights" / c.id, repo / "previews" / f"{c.id}.png")
+            for c in tqdm(built, desc="previews", unit=" ckpt")]
+
+
 def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, device: str = "cpu") -> Path:
     config = config or ZooBuildConfig()
     work, out = Path(work), Path(out)
@@ -98,12 +118,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
             continue
         weights_dir = repo / "weights" / concept.id
         trained = TRAINERS[concept.kind](concept, pipe, prior, weights_dir, work / "personalize", config.personalize)
-        preview = repo / "previews" / f"{concept.id}.png"
-        preview.parent.mkdir(parents=True, exist_ok=True)
-        with applied(pipe, stored_checkpoint(concept, trained)) as p:
-            image = p(preview_prompt(concept), num_inference_steps=PREVIEW_STEPS, guidance_scale=5.0,
-                      generator=torch.Generator().manual_seed(0), height=64, width=64).images[0]
-        image.save(preview)
+        preview = write_preview(pipe, concept, trained, repo / "previews" / f"{concept.id}.png")
         card = card_for(concept, str(trained.relative_to(repo)), str(preview.relative_to(repo)))
         card_path.write_text(yaml.safe_dump(card, sort_keys=False))
         (work / "personalize" / f"{concept.id}.state.pt").unlink(missing_ok=True)  # done: the card marks it
