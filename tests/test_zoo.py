@@ -69,6 +69,14 @@ def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings
     from PIL import Image
 
     assert {Image.open(p).size for p in redrawn} == {(64, 64)}
+    # a ready-made base without its working folder (a fresh clone of the shipped zoo): the prior is rendered
+    # and encoded again, and a removed card is trained again
+    for name in ("base_set.npz", "latents.pt", "text.pt"):
+        (work / name).unlink()
+    (out / "repository" / "biscuit-v1.yaml").unlink()
+    build_zoo(work, out, ZooBuildConfig.tiny())
+    assert (out / "repository" / "biscuit-v1.yaml").exists()
+    assert len(torch.load(work / "latents.pt", weights_only=True)["mean"]) == ZooBuildConfig.tiny().prior_images
 
 
 @pytest.mark.slow

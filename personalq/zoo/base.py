@@ -130,6 +130,15 @@ def encode_captions(work: Path, captions: list[str], device: str = "cpu") -> tor
     return embeds
 
 
+def prior_data(work: Path, vae: AutoencoderKL, cfg: BaseBuildConfig, device: str = "cpu") -> None:
+    """Base-set renders, latents and caption embeddings in ``work``, where personalization draws its
+    prior-preservation batches from. A build leaves them behind; a ready-made base (the shipped zoo in a fresh
+    clone) comes without them, so they are rendered and encoded again (any VAE with the same encoder will do)."""
+    data = build_dataset(work, cfg)
+    encode_latents(work, vae, data)
+    encode_captions(work, data.captions, device)
+
+
 def train_unet(work: Path, latents: tuple[torch.Tensor, torch.Tensor], text: torch.Tensor, cfg: BaseBuildConfig,
                device: str = "cpu") -> UNet2DConditionModel:
     """Data, model and random draws all live on ``device``: on a GPU the loop never waits on the host."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.checkpoints import applied, load_base
-from personalq.zoo.base import BaseBuildConfig, build_base
+from personalq.zoo.base import BaseBuildConfig, build_base, prior_data
 from personalq.zoo.concepts import Concept, concepts
 from personalq.zoo.evaluator import train_evaluator
 from personalq.zoo.personalize import TRAINERS, PersonalizeConfig, load_prior
@@ -38,6 +38,9 @@ class ZooBuildConfig:
     personalize: PersonalizeConfig = field(default_factory=PersonalizeConfig)
     evaluator_images: int = 20000
     evaluator_steps: int = 2400
+    # base-set images rendered for prior preservation when the base is ready-made (the shipped checkpoints drew
+    # from the first 20,000; the full set's first images are the same)
+    prior_images: int = 20000
     only: tuple[str, ...] | None = None  # build just these concept ids
 
     @classmethod
@@ -46,7 +49,7 @@ class ZooBuildConfig:
         return cls(BaseBuildConfig(images=64, vae_steps=3, vae_batch=4, unet_steps=3, unet_batch=4,
                                    decoder_images=64, decoder_steps=3, decoder_batch=4),
                    PersonalizeConfig(images=4, steps=2, ti_steps=2, instance_batch=2, prior_batch=2),
-                   evaluator_images=64, evaluator_steps=3,
+                   evaluator_images=64, evaluator_steps=3, prior_images=64,
                    only=("biscuit-v1", "biscuit-v3", "oakley-v1"))  # a LoRA, a DreamBooth, a textual inversion
 
 
@@ -109,6 +112,8 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
         shutil.rmtree(base_dir, ignore_errors=True)
         shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
     pipe = load_base(base_dir, device)
+    if not (work / "latents.pt").exists():  # a ready-made base: its working folder stayed where it was built
+        prior_data(work, pipe.vae, replace(config.base, images=config.prior_images), device)
     prior = load_prior(work, device)
     repo = out / "repository"
     todo = [c for c in concepts() if config.only is None or c.id in config.only]
