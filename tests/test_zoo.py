@@ -77,6 +77,12 @@ def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings
     build_zoo(work, out, ZooBuildConfig.tiny())
     assert (out / "repository" / "biscuit-v1.yaml").exists()
     assert len(torch.load(work / "latents.pt", weights_only=True)["mean"]) == ZooBuildConfig.tiny().prior_images
+    # two checkpoints trained at once, each in its own process, land like one after the other
+    for cid in ("biscuit-v1", "oakley-v1"):
+        (out / "repository" / f"{cid}.yaml").unlink()
+    build_zoo(work, out, ZooBuildConfig.tiny(), workers=2)
+    assert sorted(c.stem for c in (out / "repository").glob("*.yaml")) == ["biscuit-v1", "biscuit-v3", "oakley-v1"]
+    assert repository.import_paths([out / "repository"], replace=True).count("updated") == 2  # new weights, same cards
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ def build(
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="a few steps on tiny data (for tests)")] = False,
     recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu (about a minute per checkpoint on a GPU, ten on a CPU)")] = "shipped",
+    workers: Annotated[int, typer.Option(min=1, max=64, help="checkpoints trained at once, one process each (on a GPU, 14 built 42 checkpoints in 6 minutes)")] = 1,
     home: HomeOption = None,
 ) -> None:
     """Data -> VAE -> UNet -> personalized checkpoints -> cards and previews; resumes where it stopped."""
@@ -30,7 +31,8 @@ def build(
     except ValueError as error:
         fail(str(error))
     config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig(personalize=personalize)
-    result = build_zoo(work or settings.home / "zoo-work", out or settings.assets_dir / "zoo", config, device=settings.resolved_device())
+    result = build_zoo(work or settings.home / "zoo-work", out or settings.assets_dir / "zoo", config,
+                       device=settings.resolved_device(), workers=workers)
     typer.echo(f"zoo written to {result}")
 
 
