@@ -24,6 +24,13 @@ def to_pixels(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div(127.5).sub(1.0)
 
 
+@torch.no_grad()
+def through_vae(vae, pixels: torch.Tensor) -> torch.Tensor:
+    """``to_pixels`` tensors encoded to the posterior mean and decoded again, clamped to [-1, 1], on the CPU:
+    what the VAE gives back of an image, as every generated image is decoded by it."""
+    return vae.decode(vae.encode(pixels.to(vae.device, vae.dtype)).latent_dist.mean).sample.float().clamp(-1, 1).cpu()
+
+
 @dataclass
 class RenderedSet:
     images: np.ndarray  # (N, H, W, 3) uint8

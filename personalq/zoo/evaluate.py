@@ -18,7 +18,7 @@ from personalq.serving.checkpoints import applied, load_base
 from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, SCENE_NAMES, Subject
 from personalq.zoo.concepts import Concept, concepts
-from personalq.zoo.data import render_set, to_pixels
+from personalq.zoo.data import render_set, through_vae, to_pixels
 from personalq.zoo.evaluator import Evaluator
 
 STEPS = 20
@@ -109,13 +109,14 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
     base = _base_figures(pipe, evaluator, categories, per_prompt, seed, guidance)
     built = [c for c in concepts() if c.category in categories and (zoo / "repository" / f"{c.id}.yaml").exists()] if personalized else []
     hits = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed, guidance)
+    renders = variant_renders(built, per_concept, seed)
 
     def mean(values: list) -> float | None:
         return float(np.mean(values)) if values else None
 
     return ZooReport(*base, variant_with_trigger=mean(hits.variant), variant_without_trigger=mean(hits.without_trigger),
-                     variant_real=mean(real_variant_hits(evaluator, built, per_concept, seed)),
-                     variant_through_vae=mean(real_variant_hits(evaluator, built, per_concept, seed, vae=pipe.vae)),
+                     variant_real=mean(variant_hits(evaluator, renders)),
+                     variant_through_vae=mean(variant_hits(evaluator, [(c, round_trip(pipe.vae, images)) for c, images in renders])),
                      per_kind={k: float(np.mean(v)) for k, v in hits.per_kind.items()},
                      category_with_trigger=mean(hits.category), marker_with_trigger=mean(hits.marker),
                      per_marker={k: float(np.mean(v)) for k, v in hits.per_marker.items()}, seconds_per_image=seconds_per_image(pipe),
@@ -178,28 +179,21 @@ def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Con
     return hits
 
 
-def real_variant_hits(evaluator: Evaluator, built: list[Concept], per_concept: int, seed: int, vae=None) -> list[bool]:
-    """Per real render of each checkpoint's variant (its glyph and tint, in its scenes): is the variant recognised?
-
-    What a generator that drew the variants perfectly would score, so the variant rate has a ceiling beside it.
-    With ``vae``, each render goes through the VAE and back first: every generated image is decoded by it, so a
-    tint its decoder cannot draw is lost whatever latent the UNet makes.
-    """
-    hits = []
-    for concept in built:
-        subjects = [concept.subject(s) for s in concept_scenes(concept, per_concept)]
-        images = render_set(subjects, seed + 3).images
-        if vae is not None:
-            images = round_trip(vae, images)
-        hits += recognised(evaluator.recognise(list(images)), concept.variant).tolist()
-    return hits
+def variant_renders(built: list[Concept], per_concept: int, seed: int) -> list[tuple[Concept, np.ndarray]]:
+    """Real renders of each checkpoint's variant (its glyph and tint, in its scenes)."""
+    return [(c, render_set([c.subject(s) for s in concept_scenes(c, per_concept)], seed + 3).images) for c in built]
 
 
-@torch.no_grad()
+def variant_hits(evaluator: Evaluator, renders: list[tuple[Concept, np.ndarray]]) -> list[bool]:
+    """Per image: is its checkpoint's variant recognised? On the real renders, what a generator that drew the
+    variants perfectly would score; after the VAE's round trip, what its decoder lets through (every generated
+    image is decoded by it, so a tint it cannot draw is lost whatever latent the UNet makes)."""
+    return [hit for concept, images in renders for hit in recognised(evaluator.recognise(list(images)), concept.variant).tolist()]
+
+
 def round_trip(vae, images: np.ndarray) -> np.ndarray:
-    """uint8 images encoded to the posterior mean and decoded, as uint8 again."""
-    decoded = vae.decode(vae.encode(to_pixels(images).to(vae.device, vae.dtype)).latent_dist.mean).sample
-    return ((decoded.float().clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
+    """uint8 images through the VAE and back, as uint8 again."""
+    return ((through_vae(vae, to_pixels(images)) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
 
 
 def concept_scenes(concept: Concept, n: int) -> list[str]:

@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, TINT_NAMES, Subject
-from personalq.zoo.data import render_set, to_pixels
+from personalq.zoo.data import render_set, through_vae, to_pixels
 from personalq.zoo.training import Run, RunConfig
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,7 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
         half = len(pixels) // 2
         for start in range(0, half, 256):
             chunk = pixels[start : min(start + 256, half)]
-            chunk = chunk.to(vae.device)
-            pixels[start : start + len(chunk)] = vae.decode(vae.encode(chunk).latent_dist.mean).sample.clamp(-1, 1).cpu()
+            pixels[start : start + len(chunk)] = through_vae(vae, chunk)
     pixels = pixels.to(device)
     targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects], device=device) for name, labels in HEADS.items()}
     model = DomainClassifier().train().to(device, memory_format=torch.channels_last)
