@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 from diffusers import UNet2DConditionModel
@@ -247,6 +249,34 @@ def test_every_layer_is_packed_and_the_file_round_trips(sdxl, tmp_path):
         assert torch.equal(reloaded.unet(sample, 400, **kwargs).sample, output)
 
 
+def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():
+    """The attribution's switch: off everywhere gives the weight-only model (to float rounding); kept only in the
+    cross-attention tensors, no layer rounds its input and every attn2 processor still rounds Q, K/V and probabilities."""
+    from personalq.taq.quantize import keep_activation_quantization
+
+    source = tiny_unet()
+    sample, kwargs = unet_inputs(False, seed=1)
+    observer = calibrated(source, False)
+
+    def output(unet) -> torch.Tensor:
+        with torch.no_grad():
+            return unet(sample, 400, **kwargs).sample
+
+    weights_only = output(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=16, mode="plain")).unet)
+    everything = quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer)
+    full = output(everything.unet)
+    assert torch.equal(output(keep_activation_quantization(everything, lambda site: True).unet), full)
+    nothing = keep_activation_quantization(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer),
+                                           lambda site: False)
+    assert torch.allclose(output(nothing.unet), weights_only, atol=1e-6) and not torch.allclose(full, weights_only, atol=1e-6)
+
+    cross = keep_activation_quantization(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer),
+                                         lambda site: ".attn2:" in site)
+    assert all(m.input_quantizer is None for m in cross.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d)))
+    attn2 = [p for name, p in cross.unet.attn_processors.items() if ".attn2." in name]
+    assert attn2 and all(None not in (p.quantizers.query, p.quantizers.key, p.quantizers.value, p.quantizers.probs) for p in attn2)
+
+
 def test_cross_attention_ablation_quantizes_only_what_the_separations_treat_differently():
     """Weights and every layer input stay float; in each attn2, Q, K/V and probabilities are rounded, and the
     protected K/V rows stay exact, so the protection modes differ only where they should."""
@@ -361,6 +391,15 @@ def test_paired_comparison_calls_a_difference_only_when_its_interval_excludes_ze
     assert worse.verdict == "plain closer to FP32"
     assert report(base).paired("taq", "bos") == []  # no BOS row to compare with
     assert "| W8A8 | linear | taq - plain |" in report(base).paired_table()
+    # the step error gets its own interval and verdict beside the image MSE's
+    rows = report(base).results
+    rows[("W8A8", "plain", "linear")].step_mse = [1e-4] * 40
+    rows[("W8A8", "taq", "linear")].step_mse = [1e-4 - 1e-5 + n * 1e-3 for n in noise]
+    (paired,) = TaqReport(rows, None, [], ["a"], 40).paired()
+    assert paired.verdict == "no significant difference" and paired.step_verdict == "taq closer to FP32"
+    assert paired.step.mean == pytest.approx(-1e-5 + 1e-3 * float(np.mean(noise)))
+    assert "| taq closer to FP32 |" in TaqReport(rows, None, [], ["a"], 40).paired_table()
+    assert report(base).paired()[0].step_verdict == "n/a"
 
 
 def test_paired_comparison_averages_each_image_over_calibrations():
@@ -400,3 +439,42 @@ def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():
     assert mean_interval([3.0, 3.0]) == mean_interval([3.0]) and mean_interval([3.0]).low == 3.0
     with pytest.raises(ValueError):
         mean_interval([])
+
+
+# --- the bench's step error ----------------------------------------------------------------------------------------
+
+
+def test_step_error_replays_each_pipeline_call_and_is_zero_for_the_same_unet():
+    """Two pipeline calls of two prompts each: every 2nd of 5 steps recorded per call (3 each), each call its own batch;
+    the same UNet replayed gives exactly zero, a perturbed one a positive error per image, in generation order."""
+    import copy
+
+    from factories import tiny_sd_pipeline
+
+    from personalq.eval.step_error import guided, recording_calls, step_error
+
+    pipe = tiny_sd_pipeline()
+    pipe.set_progress_bar_config(disable=True)
+    with recording_calls(pipe.unet, every=2) as calls:
+        for seed in (0, 1):
+            pipe(["a photo of a dog", "a cat"], num_inference_steps=5, guidance_scale=5.0, height=32, width=32,
+                 generator=torch.Generator().manual_seed(seed), output_type="latent")
+    assert [c.batch for c in calls] == [0, 0, 0, 1, 1, 1]
+    assert all(c.sample.shape[0] == 4 for c in calls)  # classifier-free guidance: unconditional half first
+    assert float(calls[0].timestep) > float(calls[1].timestep) > float(calls[2].timestep)
+
+    same = step_error(pipe.unet, calls, 5.0)
+    assert same.shape == (4,) and (same == 0).all()
+    perturbed = copy.deepcopy(pipe.unet)
+    with torch.no_grad():
+        perturbed.conv_out.bias.add_(torch.tensor([0.0, 0.0, 0.0, 0.1]))
+    # a constant shift of one output channel moves both halves alike, so guidance does not amplify it
+    assert step_error(perturbed, calls, 5.0) == pytest.approx([0.1**2 / 4] * 4, rel=1e-4)
+    with torch.no_grad():
+        perturbed.conv_out.weight.mul_(1.1)
+    assert (step_error(perturbed, calls, 5.0) > 0.1**2 / 4).all()
+
+    uncond, cond = torch.zeros(2, 4, 2, 2), torch.ones(2, 4, 2, 2)
+    assert torch.equal(guided(torch.cat([uncond, cond]), 3.0), torch.full((2, 4, 2, 2), 3.0))
+    with pytest.raises(ValueError):
+        step_error(pipe.unet, [], 5.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from diffusers import StableDiffusionPipeline
+from diffusers import AutoencoderKL, StableDiffusionPipeline
 
 from personalq.config import PROJECT_ROOT
 from personalq.repository.service import Repository
@@ -228,6 +228,12 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     # the VAE's round trip can only lose what the renders show, and the table says how much
     assert full.variant_through_vae is not None and full.variant_through_vae <= full.variant_real
     assert "| reference: the same renders after the VAE's round trip (encode, decode) |" in full.table()
+    # per marker as well (one render per dog checkpoint, one tint each): the marker's own ceiling beside its rate
+    assert set(full.per_marker_through_vae) == set(full.per_marker)
+    assert np.mean(list(full.per_marker_through_vae.values())) == full.variant_through_vae
+    tint = dogs[0].tint
+    assert (f"| personalized, marker {tint}: variant recognised with the trigger / in real renders after the VAE's round trip | "
+            f"{full.per_marker[tint]:.1%} / {full.per_marker_through_vae[tint]:.1%} |") in full.table()
     weaker = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), personalized=False, guidance=1.0)
     assert weaker.domain_fid != full.domain_fid and "| classifier-free guidance scale of the generated images | 1 |" in weaker.table()
 
@@ -266,3 +272,57 @@ def test_frechet_distance_is_the_mean_shift_for_equal_spreads_and_refuses_a_sing
     assert frechet_distance(a, a + np.array([3.0, 0, 0, 4.0])) == pytest.approx(25, rel=1e-6)
     with pytest.raises(ValueError, match="at least 2 samples"):
         frechet_distance(a[:1], a)
+
+
+@pytest.mark.slow
+def test_tint_separation_weighs_candidates_against_the_catalog(tiny_zoo):
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+    from personalq.zoo.catalog import TINTS
+    from personalq.zoo.tint_separation import tint_separation
+
+    _, out = tiny_zoo
+    vae = AutoencoderKL.from_pretrained(out / "base", subfolder="vae").eval()
+    rows = {r.tint: r for r in tint_separation(vae, {"pink": (250, 120, 190), "teal-copy": TINTS["teal"]}, subjects=3)}
+    assert set(rows) == {t for t, colour in TINTS.items() if colour is not None} | {"pink", "teal-copy"}
+    assert rows["pink"].candidate and not rows["teal"].candidate and rows["pink"].colour == (250, 120, 190)
+    # a candidate is compared with the catalog only, and a colour the catalog already has is at distance zero from it
+    assert all(r.nearest in TINTS and r.nearest != r.tint for r in rows.values())
+    assert rows["teal-copy"].nearest == "teal" and rows["teal-copy"].latent_distance == 0.0 == rows["teal-copy"].pixel_distance
+    assert all(r.latent_distance > 0 and r.round_trip_error > 0 for t, r in rows.items() if t != "teal-copy")
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--subjects", "2", "--candidate", "pink=250,120,190"])
+    assert result.exit_code == 0, result.output
+    assert "| pink (candidate) | 250, 120, 190 |" in result.output and "| teal | 20, 180, 190 |" in result.output
+    for bad, message in (("pink=250,120", "NAME=R,G,B"), ("pink=1,2,300", "NAME=R,G,B"), ("=1,2,3", "NAME=R,G,B"),
+                         ("teal=1,2,3", "already a catalog tint")):
+        result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--candidate", bad])
+        assert result.exit_code != 0 and message in result.output, (bad, result.output)
+    result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out / "missing")])
+    assert result.exit_code != 0 and "holds no zoo" in result.output
+
+
+@pytest.mark.slow
+def test_taq_attribution_splits_the_step_error_by_part(tiny_zoo):
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+    from personalq.eval.taq_attribution import PARTS, SEPARATED, run_attribution
+    from personalq.zoo.concepts import concepts
+
+    _, out = tiny_zoo
+    lora = next(c for c in concepts() if c.id == "biscuit-v1")
+    report = run_attribution(out, [lora], {"W8A8": (8, 8)}, images=2, captions=4, calibration_steps=2)
+    assert set(report.errors) == {("W8A8", part, "plain") for part in PARTS} | {("W8A8", SEPARATED, "taq")}
+    assert all(len(errors) == 2 and min(errors) >= 0 for errors in report.errors.values())
+    mean = {part: np.mean(report.errors[("W8A8", part, "plain")]) for part in PARTS}
+    assert 0 < mean["none (weights only)"] < mean["every activation"]
+    table = report.table()
+    assert "| every activation |" in table and f"| {SEPARATED}, TAQ's separation |" in table and "biscuit-v1" in table
+
+    result = CliRunner().invoke(app, ["bench", "taq-attribution", "--zoo", str(out), "--precisions", "W8A8,W2A2"])
+    assert result.exit_code != 0 and "--precisions takes some of W8A8, W4A8, W8A4, W4A4" in result.output
+    result = CliRunner().invoke(app, ["bench", "taq-attribution", "--zoo", str(out / "missing")])
+    assert result.exit_code != 0 and "holds no zoo" in result.output

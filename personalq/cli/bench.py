@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, comma_list, fail, settings_for
+from personalq.cli.common import HomeOption, comma_list, fail, settings_for, zoo_folder
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
@@ -117,6 +117,25 @@ def taq(
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())
         typer.echo(f"\nplot: {report.plot(plot)}")
+
+
+@app.command("taq-attribution")
+def taq_attribution(
+    zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    checkpoints: Annotated[int, typer.Option(min=1, help="personalized checkpoints (the taq bench's first ones)")] = 2,
+    images: Annotated[int, typer.Option(min=1, max=16, help="trigger prompts per checkpoint")] = 8,
+    precisions: Annotated[str, typer.Option(help="comma-separated: W8A8, W4A8, W8A4, W4A4")] = "W8A8,W8A4",
+    home: HomeOption = None,
+) -> None:
+    """Step error with activation quantization left on in one part of the UNet at a time: where the error is."""
+    from personalq.eval.taq_attribution import run_attribution
+    from personalq.eval.taq_bench import PRECISIONS, pick_concepts
+
+    rows = tuple(comma_list(precisions))
+    if not rows or set(rows) - set(PRECISIONS):
+        fail(f"--precisions takes some of {', '.join(PRECISIONS)}, not {precisions!r}")
+    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: PRECISIONS[p] for p in rows}, images)
+    typer.echo(report.table())
 
 
 @app.command("personalize")

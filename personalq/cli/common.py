@@ -27,3 +27,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
 def comma_list(text: str) -> list[str]:
     """The items of a comma-separated option value, stripped, empty ones dropped."""
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def zoo_folder(zoo: Path | None, settings: Settings, option: str = "--zoo") -> Path:
+    """``zoo`` (default the bundled assets/zoo), refused unless a zoo has been built there."""
+    zoo = zoo or settings.assets_dir / "zoo"
+    if not (zoo / "base" / "model_index.json").is_file():
+        fail(f"{zoo} holds no zoo (base/model_index.json): run `personalq zoo build` first or pass {option}")
+    return zoo

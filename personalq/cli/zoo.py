@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, comma_list, fail, settings_for
+from personalq.cli.common import HomeOption, comma_list, fail, settings_for, zoo_folder
 
 app = typer.Typer(help="Build the bundled demo model zoo.", no_args_is_help=True)
 
@@ -45,9 +45,7 @@ def previews(
     from personalq.zoo.build import refresh_previews
 
     settings = settings_for(home)
-    zoo = out or settings.assets_dir / "zoo"
-    if not (zoo / "base" / "model_index.json").is_file():
-        fail(f"{zoo} holds no zoo (base/model_index.json): run `personalq zoo build` first or pass --out")
+    zoo = zoo_folder(out, settings, "--out")
     typer.echo(f"{len(refresh_previews(zoo, settings.resolved_device()))} previews drawn in {zoo / 'repository' / 'previews'}")
 
 
@@ -80,3 +78,39 @@ def evaluate(
     typer.echo(report.table())
     if report.per_checkpoint:
         typer.echo("\nper checkpoint, with the trigger:\n\n" + report.checkpoint_table())
+
+
+def parse_colour(text: str) -> tuple[str, tuple[int, int, int]]:
+    """``pink=250,120,190`` -> ("pink", (250, 120, 190))."""
+    name, _, rgb = text.partition("=")
+    try:
+        colour = tuple(int(v) for v in rgb.split(","))
+    except ValueError:
+        colour = ()
+    if not name.strip() or len(colour) != 3 or not all(0 <= v <= 255 for v in colour):
+        raise ValueError(f"--candidate takes NAME=R,G,B with three values from 0 to 255, not {text!r}")
+    return name.strip(), colour  # type: ignore[return-value]
+
+
+@app.command("tints")
+def tints(
+    candidate: Annotated[Optional[list[str]], typer.Option(help="a colour to weigh beside the catalog's, NAME=R,G,B (repeatable)")] = None,
+    subjects: Annotated[int, typer.Option(min=2, max=60, help="subjects drawn in every tint")] = 40,
+    zoo: Annotated[Optional[Path], typer.Option(help="zoo folder whose VAE is asked; default assets/zoo")] = None,
+    home: HomeOption = None,
+) -> None:
+    """How far apart the zoo's VAE keeps each tint (and candidate colours): close latents are lost in decoding."""
+    from diffusers import AutoencoderKL
+
+    from personalq.zoo.catalog import TINTS
+    from personalq.zoo.tint_separation import separation_table, tint_separation
+
+    zoo = zoo_folder(zoo, settings_for(home))
+    try:
+        candidates = dict(parse_colour(text) for text in candidate or [])
+    except ValueError as error:
+        fail(str(error))
+    if clash := set(candidates) & set(TINTS):
+        fail(f"--candidate {', '.join(sorted(clash))}: already a catalog tint; give the candidate another name")
+    vae = AutoencoderKL.from_pretrained(zoo / "base", subfolder="vae").eval()
+    typer.echo(separation_table(tint_separation(vae, candidates, subjects)))

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from personalq.eval.image_metrics import MIN_FRECHET_SAMPLES, frechet_distance, recognised
 from personalq.eval.intervals import MeanInterval, mean_interval
+from personalq.eval.step_error import EVERY, recording_calls, step_error
 from personalq.serving.checkpoints import adapters_applied, applied, load_base, replaces_unet
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
@@ -46,7 +47,7 @@ from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.catalog import SCENE_NAMES
 from personalq.zoo.concepts import Concept, concepts
 from personalq.zoo.data import render_set
-from personalq.zoo.evaluate import generate
+from personalq.zoo.evaluate import GUIDANCE, generate
 from personalq.zoo.evaluator import Evaluator
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class ConfigResult:
     quantizer: str
     weight_bytes: int
     mse: list[float] = field(default_factory=list)
+    step_mse: list[float] = field(default_factory=list)  # per image: the guided noise prediction's error on the FP32 path
     images: list[str] = field(default_factory=list)  # which prompt and seed each entry is, "checkpoint/index"
     calibration: list[int] = field(default_factory=list)  # which calibration each entry was quantized with
     fidelity: list[bool] = field(default_factory=list)
@@ -98,12 +100,20 @@ class PairedComparison:
     fidelity: MeanInterval | None
     closer: float  # share of images where ``mode``'s MSE is the lower one
     per_calibration: tuple[float, ...] = ()
+    step: MeanInterval | None = None  # the same difference in per-step noise-prediction error on the FP32 path
 
     @property
     def verdict(self) -> str:
-        if not self.mse.excludes(0.0):
+        return self._verdict(self.mse)
+
+    @property
+    def step_verdict(self) -> str:
+        return self._verdict(self.step) if self.step is not None else "n/a"
+
+    def _verdict(self, difference: MeanInterval) -> str:
+        if not difference.excludes(0.0):
             return "no significant difference"
-        return f"{self.mode} closer to FP32" if self.mse.high < 0 else f"{self.baseline} closer to FP32"
+        return f"{self.mode} closer to FP32" if difference.high < 0 else f"{self.baseline} closer to FP32"
 
 
 @dataclass
@@ -124,8 +134,8 @@ class TaqReport:
     calibrations: int = 1
 
     def table(self) -> str:
-        head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | UNet weights (MB) "
-                "| x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 11)
+        head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | step error | "
+                "UNet weights (MB) | x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 12)
         fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
         lines = [head]
         precisions, modes = ["FP32", *ALL_PRECISIONS], ["-", *MODES]
@@ -137,10 +147,13 @@ class TaqReport:
             fid = f"{frechet_distance(generated, self.real_features):.2f}" if measurable else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
             alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
-            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | "
+            step = f"{np.mean(r.step_mse):.2e}" if r.step_mse else "n/a"
+            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | {step} | "
                          f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
                          f"{statistics.median(r.seconds_per_image):.3f} |")
-        return "\n".join(lines) + (f"\n\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} "
+        return "\n".join(lines) + (f"\n\nStep error: the classifier-free-guided noise prediction's MSE to the FP32 one on the FP32 "
+                                     f"trajectory's own inputs (every {EVERY}th step), which nothing compounds."
+                                     f"\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} "
                                      f"images each, {self.calibrations} calibration(s) per checkpoint.")
 
     def paired(self, mode: str = "taq", baseline: str = "plain") -> list[PairedComparison]:
@@ -155,19 +168,22 @@ class TaqReport:
                         if result.fidelity and other.fidelity else None)
             calibrations = np.array(result.calibration or [0] * len(result.mse))
             per_calibration = tuple(float(difference[calibrations == c].mean()) for c in sorted(set(calibrations.tolist())))
+            step = (mean_interval(_per_image(result, np.array(result.step_mse) - np.array(other.step_mse)))
+                    if result.step_mse and other.step_mse else None)
             out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0)),
-                                        per_calibration))
+                                        per_calibration, step))
         return out
 
     def paired_table(self) -> str:
         lines = ["| precision | quantizer | comparison | MSE difference [95% CI] | per calibration | closer in "
-                 "| variant fidelity difference [95% CI] | verdict |", "|" + " --- |" * 8]
+                 "| variant fidelity difference [95% CI] | verdict | step error difference [95% CI] | step verdict |", "|" + " --- |" * 10]
         for baseline in ("plain", "bos"):
             for c in self.paired("taq", baseline):
                 fidelity = f"{c.fidelity.mean:+.1%} [{c.fidelity.low:+.1%}, {c.fidelity.high:+.1%}]" if c.fidelity else "n/a"
                 spread = " / ".join(f"{d:+.1e}" for d in c.per_calibration)
+                step = f"{c.step.mean:+.2e} [{c.step.low:+.2e}, {c.step.high:+.2e}]" if c.step else "n/a"
                 lines.append(f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} [{c.mse.low:+.2e}, "
-                             f"{c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} |")
+                             f"{c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} | {step} | {c.step_verdict} |")
         return "\n".join(lines)
 
     def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
@@ -251,6 +267,11 @@ def pick_concepts(count: int) -> list[Concept]:
     return picked[:count]
 
 
+def bench_scenes(concept: Concept, images: int) -> list[str]:
+    """The scenes of a checkpoint's bench prompts: its habitual scene (textual inversion), else every third one."""
+    return [concept.scene or SCENE_NAMES[(i * 3) % len(SCENE_NAMES)] for i in range(images)]
+
+
 def _pixels(images) -> np.ndarray:
     return np.stack([np.asarray(i, dtype=np.float32) / 255.0 for i in images])
 
@@ -309,7 +330,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
         card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
-        scenes = [concept.scene or SCENE_NAMES[(i * 3) % len(SCENE_NAMES)] for i in range(images)]
+        scenes = bench_scenes(concept, images)
         prompts = [concept.prompt(scene) for scene in scenes]
         real_subjects += [concept.subject(scene, style=concept.style) for scene in scenes]
 
@@ -327,7 +348,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
         with applied(pipe, card) as p:
             fp_unet = p.unet
-            with PeakMemory() as peak:
+            with PeakMemory() as peak, recording_calls(p.unet) as calls:
                 started = time.perf_counter()
                 reference = generate(p, prompts, seed)
                 elapsed = time.perf_counter() - started
@@ -336,6 +357,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             fp.peak_rss = max(fp.peak_rss, peak.peak)
             judge(fp, reference, None, 0)
             fp.mse += [0.0] * len(prompts)
+            fp.step_mse += [0.0] * len(prompts)
             observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, captions, seed=c), [concept.trigger],
                                    steps=calibration_steps, seed=c, keep_inputs=8 if adaround else 0) for c in range(calibrations)]
             if sensitivity:
@@ -356,10 +378,12 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
-            with adapters_applied(pipe, card), quantized.context.protecting(mask), PeakMemory() as peak:
-                started = time.perf_counter()
-                generated = generate(pipe, prompts, seed)
-                result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
+            with adapters_applied(pipe, card), quantized.context.protecting(mask):
+                with PeakMemory() as peak:
+                    started = time.perf_counter()
+                    generated = generate(pipe, prompts, seed)
+                    result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
+                result.step_mse += step_error(pipe.unet, calls, GUIDANCE).tolist()
             result.peak_rss = max(result.peak_rss, peak.peak)
             judge(result, generated, reference, calibration)
             pipe.unet = base_unet

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 import torch
 from diffusers import UNet2DConditionModel
@@ -193,6 +193,24 @@ def quantize_cross_attention(unet: UNet2DConditionModel, config: TAQConfig, obse
         raise ValueError("quantizing only the cross-attention activations needs abits 8 or 4, not 16")
     ranges = activation_ranges(observer, config, cross_attention_only=True)
     return _finish(unet, config, QuantContext(timestep_groups=config.timestep_groups), ranges)
+
+
+def keep_activation_quantization(quantized: QuantizedUNet, keep: Callable[[str], bool]) -> QuantizedUNet:
+    """Switch activation quantization off at every site ``keep`` rejects; the weights stay packed.
+
+    Sites are layer names (``up_blocks.1.resnets.0.conv_shortcut``) and cross-attention tensors
+    (``...attn2:k``). An analysis tool (``personalq bench taq-attribution``): which layers' rounded inputs
+    make a precision's error.
+    """
+    for site, module in quantized.unet.named_modules():
+        if isinstance(module, (QuantizedLinear, QuantizedConv2d)) and not keep(site):
+            module.input_quantizer = None
+    for processor in quantized.unet.attn_processors.values():
+        if isinstance(processor, TriggerAwareAttnProcessor):
+            parts = {field_name: None if not keep(f"{processor.site}:{short}") else getattr(processor.quantizers, field_name)
+                     for short, field_name in ATTENTION_PARTS.items()}
+            processor.quantizers = AttentionQuantizers(**parts)
+    return quantized
 
 
 def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:

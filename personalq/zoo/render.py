@@ -7,6 +7,7 @@ renderer makes training data, evaluator data and the "real" reference set for th
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +47,7 @@ def glyph_image(glyph: str) -> Image.Image:
     return canvas.crop(bbox)
 
 
-def _tinted(glyph: Image.Image, tint: str) -> Image.Image:
-    colour = TINTS[tint]
+def _tinted(glyph: Image.Image, colour: tuple[int, int, int] | None) -> Image.Image:
     if colour is None:
         return glyph
     rgba = np.asarray(glyph, dtype=np.float32)
@@ -150,13 +150,16 @@ def _styled(image: Image.Image, style: str) -> Image.Image:
     raise ValueError(f"unknown style {style!r}")
 
 
-def render(subject: Subject, size: int = 64, seed: int = 0) -> Image.Image:
-    """Draw one image of ``subject``; the seed moves the subject, its scale and the scene's decorations."""
+def render(subject: Subject, size: int = 64, seed: int = 0, tints: Mapping[str, tuple[int, int, int] | None] = TINTS) -> Image.Image:
+    """Draw one image of ``subject``; the seed moves the subject, its scale and the scene's decorations.
+
+    ``tints`` maps tint names to colours: the catalog's, or a candidate palette being weighed
+    (``personalq zoo tints``)."""
     rng = np.random.default_rng(seed)
     work = size * 2
     scene = next(s for s in SCENES if s.name == subject.scene)
     image = _scene(scene, work, rng)
-    glyph = _tinted(glyph_image(subject.glyph), subject.tint)
+    glyph = _tinted(glyph_image(subject.glyph), tints[subject.tint])
     extent = int(work * rng.uniform(0.5, 0.68))
     scale = extent / max(glyph.size)
     glyph = glyph.resize((max(1, int(glyph.width * scale)), max(1, int(glyph.height * scale))), Image.Resampling.LANCZOS)
