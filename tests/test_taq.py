@@ -474,6 +474,15 @@ def test_step_error_replays_each_pipeline_call_and_is_zero_for_the_same_unet():
         perturbed.conv_out.weight.mul_(1.1)
     assert (step_error(perturbed, calls, 5.0) > 0.1**2 / 4).all()
 
+    # an SDXL UNet's extra conditioning is recorded and replayed with the call
+    sdxl = tiny_unet(sdxl=True)
+    with recording_calls(sdxl, every=1) as sdxl_calls, torch.no_grad():
+        for t in (900, 500):
+            sample, kwargs = unet_inputs(True, seed=t)
+            sdxl(sample, t, **kwargs)
+    assert [c.batch for c in sdxl_calls] == [0, 0] and set(sdxl_calls[0].added_cond_kwargs) == {"text_embeds", "time_ids"}
+    assert (step_error(sdxl, sdxl_calls, 5.0) == 0).all()
+
     uncond, cond = torch.zeros(2, 4, 2, 2), torch.ones(2, 4, 2, 2)
     assert torch.equal(guided(torch.cat([uncond, cond]), 3.0), torch.full((2, 4, 2, 2), 3.0))
     with pytest.raises(ValueError):
