@@ -17,7 +17,7 @@ def build(
     out: Annotated[Optional[Path], typer.Option(help="where the zoo is written; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="a few steps on tiny data (for tests)")] = False,
-    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu (about a minute per checkpoint on a GPU, ten on a CPU)")] = "shipped",
+    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu (about a minute per checkpoint on a GPU, five on 2 CPU cores)")] = "shipped",
     workers: Annotated[int, typer.Option(min=1, max=64, help="checkpoints trained at once, one process each (on a GPU, 14 built 42 checkpoints in 6 minutes)")] = 1,
     home: HomeOption = None,
 ) -> None:

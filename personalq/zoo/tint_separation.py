@@ -49,12 +49,12 @@ def tint_separation(vae, candidates: dict[str, tuple[int, int, int]] | None = No
         return float((a - b).pow(2).mean().sqrt())
 
     rows = []
-    for tint in palette:
-        if TINTS.get(tint, 0) is None:  # "natural" is every other tint's neighbour, not a marker of its own
+    for tint, colour in palette.items():
+        if colour is None:  # "natural" is every other tint's neighbour, not a marker of its own
             continue
-        others = [t for t in TINTS if t != tint]
-        nearest = min(others, key=lambda t: rms(latents[tint], latents[t]))
-        rows.append(TintSeparation(tint, palette[tint], tint not in TINTS, nearest, rms(latents[tint], latents[nearest]), rms(pixels[tint], pixels[nearest]), errors[tint]))
+        nearest = min((t for t in TINTS if t != tint), key=lambda t: rms(latents[tint], latents[t]))
+        rows.append(TintSeparation(tint, colour, tint not in TINTS, nearest, rms(latents[tint], latents[nearest]),
+                                   rms(pixels[tint], pixels[nearest]), errors[tint]))
     return rows
 
 
