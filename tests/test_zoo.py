@@ -1,5 +1,6 @@
 """The demo zoo: the whole build on tiny data, and the shipped model generating."""
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -284,23 +285,53 @@ def test_tint_separation_weighs_candidates_against_the_catalog(tiny_zoo):
 
     _, out = tiny_zoo
     vae = AutoencoderKL.from_pretrained(out / "base", subfolder="vae").eval()
-    rows = {r.tint: r for r in tint_separation(vae, {"pink": (250, 120, 190), "teal-copy": TINTS["teal"]}, subjects=3)}
-    assert set(rows) == {t for t, colour in TINTS.items() if colour is not None} | {"pink", "teal-copy"}
-    assert rows["pink"].candidate and not rows["teal"].candidate and rows["pink"].colour == (250, 120, 190)
+    rows = {r.tint: r for r in tint_separation(vae, {"teal": (20, 180, 190), "pink-copy": TINTS["pink"]}, subjects=3)}
+    assert set(rows) == {t for t, colour in TINTS.items() if colour is not None} | {"teal", "pink-copy"}
+    assert rows["teal"].candidate and not rows["pink"].candidate and rows["teal"].colour == (20, 180, 190)
     # a candidate is compared with the catalog only, and a colour the catalog already has is at distance zero from it
     assert all(r.nearest in TINTS and r.nearest != r.tint for r in rows.values())
-    assert rows["teal-copy"].nearest == "teal" and rows["teal-copy"].latent_distance == 0.0 == rows["teal-copy"].pixel_distance
-    assert all(r.latent_distance > 0 and r.round_trip_error > 0 for t, r in rows.items() if t != "teal-copy")
+    assert rows["pink-copy"].nearest == "pink" and rows["pink-copy"].latent_distance == 0.0 == rows["pink-copy"].pixel_distance
+    assert all(r.latent_distance > 0 and r.round_trip_error > 0 for t, r in rows.items() if t != "pink-copy")
 
     runner = CliRunner()
-    result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--subjects", "2", "--candidate", "pink=250,120,190"])
+    result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--subjects", "2", "--candidate", "teal=20,180,190"])
     assert result.exit_code == 0, result.output
-    assert "| pink (candidate) | 250, 120, 190 |" in result.output and "| teal | 20, 180, 190 |" in result.output
-    for bad, message in (("pink=250,120", "NAME=R,G,B"), ("pink=1,2,300", "NAME=R,G,B"), ("=1,2,3", "NAME=R,G,B"),
-                         ("teal=1,2,3", "already a catalog tint")):
+    assert "| teal (candidate) | 20, 180, 190 |" in result.output and "| pink | 250, 120, 190 |" in result.output
+    for bad, message in (("teal=20,180", "NAME=R,G,B"), ("teal=1,2,300", "NAME=R,G,B"), ("=1,2,3", "NAME=R,G,B"),
+                         ("pink=1,2,3", "already a catalog tint")):
         result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--candidate", bad])
         assert result.exit_code != 0 and message in result.output, (bad, result.output)
     result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out / "missing")])
+    assert result.exit_code != 0 and "holds no zoo" in result.output
+
+
+@pytest.mark.slow
+def test_evaluator_retrains_against_the_zoo_and_can_start_from_its_weights(tiny_zoo, tmp_path):
+    from safetensors.torch import load_file
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+
+    zoo = tmp_path / "zoo"
+    shutil.copytree(tiny_zoo[1], zoo)
+    before = load_file(str(zoo / "evaluator.safetensors"))
+    runner = CliRunner()
+    args = ["zoo", "evaluator", "--out", str(zoo), "--work", str(tmp_path / "work"), "--images", "16", "--steps", "1"]
+    result = runner.invoke(app, [*args, "--warm-start"])
+    assert result.exit_code == 0, result.output
+    after = load_file(str(zoo / "evaluator.safetensors"))
+    # one warm-up step from the old weights moves them by about the learning rate, not to a new random draw
+    drift = max(float((after[k] - before[k]).abs().max()) for k in before)
+    assert 0 < drift < 1e-3
+    assert not (tmp_path / "work" / "evaluator.state.pt").exists() and not list(zoo.glob("*.partial"))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    fresh = load_file(str(zoo / "evaluator.safetensors"))
+    assert max(float((fresh[k] - before[k]).abs().max()) for k in before) > 1e-2
+    (zoo / "evaluator.safetensors").unlink()
+    result = runner.invoke(app, [*args, "--warm-start"])
+    assert result.exit_code != 0 and "no evaluator to start from" in result.output
+    result = runner.invoke(app, ["zoo", "evaluator", "--out", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "holds no zoo" in result.output
 
 

@@ -49,6 +49,30 @@ def previews(
     typer.echo(f"{len(refresh_previews(zoo, settings.resolved_device()))} previews drawn in {zoo / 'repository' / 'previews'}")
 
 
+@app.command("evaluator")
+def evaluator(
+    out: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
+    work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
+    images: Annotated[int, typer.Option(min=16, help="held-out renders it learns from")] = 20000,
+    steps: Annotated[int, typer.Option(min=1, help="training steps at batch 128")] = 2400,
+    warm_start: Annotated[bool, typer.Option("--warm-start", help="begin from the zoo's current evaluator instead of random weights")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Train the domain evaluator again against the zoo's current VAE: after its decoder or the catalog's tints changed."""
+    from personalq.serving.checkpoints import load_base
+    from personalq.zoo.evaluator import train_evaluator
+
+    settings = settings_for(home)
+    zoo = zoo_folder(out, settings, "--out")
+    current = zoo / "evaluator.safetensors"
+    if warm_start and not current.is_file():
+        fail(f"--warm-start: {zoo} has no evaluator to start from")
+    device = settings.resolved_device()
+    train_evaluator(load_base(zoo / "base", device).vae, work or settings.home / "zoo-work", current, images, steps,
+                    device=device, init=current if warm_start else None)
+    typer.echo(f"evaluator written to {current}")
+
+
 @app.command("evaluate")
 def evaluate(
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
@@ -81,7 +105,7 @@ def evaluate(
 
 
 def parse_colour(text: str) -> tuple[str, tuple[int, int, int]]:
-    """``pink=250,120,190`` -> ("pink", (250, 120, 190))."""
+    """``silver=190,190,200`` -> ("silver", (190, 190, 200))."""
     name, _, rgb = text.partition("=")
     try:
         colour = tuple(int(v) for v in rgb.split(","))

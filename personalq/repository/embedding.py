@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from personalq.hardware import native_bf16
+
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 48  # identity texts (Card.identity_text) and requests fit; longer text goes to BM25
 
@@ -31,18 +33,10 @@ def _model():
 
     model = SentenceTransformer(str(model_path()), device="cpu")
     model.max_seq_length = MAX_TOKENS
-    if _native_bf16():
+    if native_bf16():
         # 2.4x faster on CPUs with bf16 matrix units, embeddings within 1e-3 cosine of fp32 (measured)
         model.to(torch.bfloat16)
     return model
-
-
-def _native_bf16() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 def embed(texts: list[str], batch_size: int = 256) -> np.ndarray:

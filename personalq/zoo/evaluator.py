@@ -16,6 +16,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from personalq.hardware import native_bf16
 from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, TINT_NAMES, Subject
 from personalq.zoo.data import render_set, through_vae, to_pixels
 from personalq.zoo.training import Run, RunConfig
@@ -91,11 +92,14 @@ def shifted(batch: torch.Tensor, generator: torch.Generator, pad: int = 4) -> to
 
 
 def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int = 2400, seed: int = 1234,
-                    device: str = "cpu") -> Path:
+                    device: str = "cpu", init: Path | None = None) -> Path:
     """Held-out renders (a seed the generator's training data never used), every tint included.
 
-    Trained on ``device`` in bfloat16 autocast with channels-last tensors, about twice as fast on a CPU with bf16
-    units; the saved weights stay float32. Random shifts and flips keep it from memorising where a glyph sits.
+    Trained on ``device`` with channels-last tensors, in bfloat16 autocast where the hardware has bf16 units
+    (a GPU, or a CPU with AVX512-BF16/AMX: about twice as fast there, and 2.5x slower where it is emulated);
+    the saved weights stay float32. Random shifts and flips keep it from memorising where a glyph sits.
+    ``init`` starts from an evaluator's weights instead of random ones: after the catalog renames a tint the
+    heads keep their sizes, so the evaluator relearns that row without paying for the whole run again.
     """
     rng = np.random.default_rng(seed)
     data = render_set(evaluator_subjects(images, rng), seed + 1, desc="render evaluator set")
@@ -107,7 +111,11 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
             pixels[start : start + len(chunk)] = through_vae(vae, chunk)
     pixels = pixels.to(device)
     targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects], device=device) for name, labels in HEADS.items()}
-    model = DomainClassifier().train().to(device, memory_format=torch.channels_last)
+    model = DomainClassifier()
+    if init is not None:
+        model.load_state_dict(load_file(str(init)))
+    model = model.train().to(device, memory_format=torch.channels_last)
+    bf16 = torch.device(device).type == "cuda" or native_bf16()
     gen = torch.Generator(device).manual_seed(seed)
 
     def loss(step: int) -> torch.Tensor:
@@ -115,13 +123,17 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
         batch = shifted(pixels[idx], gen)
         if step % 2:
             batch = batch.flip(3)
-        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=bf16):
             _, logits = model(batch.contiguous(memory_format=torch.channels_last))
         return sum(nn.functional.cross_entropy(logits[name].float(), targets[name][idx]) for name in HEADS)
 
-    Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=200), work / "evaluator.state.pt").train(loss)
+    state = work / "evaluator.state.pt"
+    Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=200), state).train(loss)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous().cpu() for k, v in model.state_dict().items()}, str(out))
+    partial = out.with_suffix(".partial")
+    save_file({k: v.contiguous().cpu() for k, v in model.state_dict().items()}, str(partial))
+    partial.replace(out)  # the evaluator in use is replaced whole or not at all
+    state.unlink()  # finished: a later training starts afresh instead of resuming this one
     return out
 
 
