@@ -27,7 +27,6 @@ from personalq.zoo.build import stored_checkpoint
 from personalq.zoo.evaluate import GUIDANCE, generate
 
 
-
 def _layer(*fragments: str) -> Callable[[str], bool]:
     return lambda site: ":" not in site and any(f in site for f in fragments)
 
