@@ -80,6 +80,66 @@ def test_int4_pack_unpack_is_exact(length):
     assert torch.equal(unpack(pack(codes * 16, 8), 8, length).to(torch.int64), codes * 16)
 
 
+# --- smoothing -----------------------------------------------------------------------------------------------------
+
+
+def outlier_channels(shape, channel_dim: int, seed: int = 0) -> torch.Tensor:
+    """Activations whose channels 3 and 5 are 40x the others, as the feed-forward and skip inputs of a trained UNet."""
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+    scale = torch.ones(shape[channel_dim])
+    scale[[3, 5]] = 40.0
+    view = [1] * len(shape)
+    view[channel_dim] = -1
+    return x * scale.reshape(view)
+
+
+def channel_peaks(x: torch.Tensor, channel_dim: int) -> torch.Tensor:
+    return x.abs().amax(dim=[d for d in range(x.dim()) if d != channel_dim % x.dim()])
+
+
+@pytest.mark.parametrize("kind", ["linear", "conv"])
+def test_smoothing_keeps_the_float_output_and_evens_out_the_channels(kind):
+    from personalq.taq.smoothing import fold_into_weight, per_input_channel, smoothing_factors
+
+    torch.manual_seed(0)
+    if kind == "linear":
+        layer, x, channel_dim = torch.nn.Linear(16, 8), outlier_channels((2, 10, 16), -1), -1
+    else:
+        layer, x, channel_dim = torch.nn.Conv2d(16, 8, 3, padding=1), outlier_channels((2, 16, 6, 6), 1), 1
+    factors = smoothing_factors(channel_peaks(x, channel_dim), layer.weight, alpha=0.75)
+    smoothed = x / per_input_channel(factors, x.dim(), channel_dim)
+    folded = copy.deepcopy(layer)
+    with torch.no_grad():
+        folded.weight.copy_(fold_into_weight(layer.weight, factors))
+        assert torch.allclose(folded(smoothed), layer(x), rtol=1e-4, atol=1e-4)
+
+    def imbalance(t: torch.Tensor) -> float:
+        peaks = channel_peaks(t, channel_dim)
+        return float(peaks.max() / peaks.median())
+
+    assert imbalance(x) > 20 and imbalance(smoothed) < 0.5 * imbalance(x)
+
+
+@pytest.mark.parametrize("channel_dim, shape", [(-1, (2, 10, 16)), (1, (2, 16, 6, 6))], ids=["linear", "conv"])
+def test_observer_gives_the_smoothed_input_the_ranges_it_would_observe_after_the_division(channel_dim, shape):
+    """One calibration pass serves any smoothing: per-channel extremes and the channel of each sample make the ranges
+    of ``x / s`` exactly those of an observer that saw ``x / s`` itself."""
+    from personalq.taq.smoothing import per_input_channel
+
+    factors = torch.rand(16, generator=torch.Generator().manual_seed(1)) * 10 + 0.1
+    direct, per_channel = Observer(seed=2), Observer(seed=2)
+    for call in range(3):
+        x = outlier_channels(shape, channel_dim, seed=call)
+        per_channel.record("site", 0, x, channel_dim)
+        direct.record("site", 0, x / per_input_channel(factors, x.dim(), channel_dim))
+    spec = QuantSpec(4, "linear", "tensor")
+    assert torch.equal(per_channel.ranges("site", 1, spec, divisor=factors), direct.ranges("site", 1, spec))
+    peaks = per_channel.channel_absmax("site")
+    assert peaks.shape == (16,) and peaks[[3, 5]].min() > 10 * peaks[:3].max()
+    with pytest.raises(KeyError, match="per channel"):
+        direct.ranges("site", 1, spec, divisor=factors)
+
+
 # --- masks ------------------------------------------------------------------------------------------------------
 
 
@@ -249,6 +309,44 @@ def test_every_layer_is_packed_and_the_file_round_trips(sdxl, tmp_path):
         assert torch.equal(reloaded.unet(sample, 400, **kwargs).sample, output)
 
 
+def test_the_default_recipe_smooths_every_rounded_input_and_keeps_the_ends_at_8_bits(tmp_path):
+    """W4A4 with the default recipe: conv_in / conv_out packed and rounded at 8 bits, every other layer at 4; every
+    layer whose input is rounded holds smoothing factors, the text-side K/V projections none; the file keeps both,
+    and a file whose factors do not match its config is refused."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    unet = tiny_unet()
+    observer = calibrated(unet, False)
+    config = TAQConfig(wbits=4, abits=4, mode="taq")
+    assert config.smoothing == 0.75 and config.first_last_8bit and config.tag == "w4a4-taq-linear-sq0.75-ends8"
+    assert TAQConfig(wbits=8, abits=8).tag == "w8a8-taq-linear-sq0.75" and TAQConfig(abits=16).tag == "w8a16-taq-linear"
+    quantized = quantize_unet(unet, config, observer)
+    layers = {name: m for name, m in unet.named_modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))}
+    for name, layer in layers.items():
+        ends = name in ("conv_in", "conv_out")
+        assert layer.packed.spec.bits == (8 if ends else 4), name
+        text_side = name.endswith(("attn2.to_k", "attn2.to_v"))
+        assert (layer.smoothing is None) == text_side, name
+        assert (layer.input_quantizer is None) == text_side, name
+        if not text_side:
+            assert layer.input_quantizer.spec.bits == (8 if ends else 4), name
+
+    sample, kwargs = unet_inputs(False, seed=1)
+    with torch.no_grad():
+        output = unet(sample, 400, **kwargs).sample
+    path = save_quantized(quantized, tmp_path / "unet.safetensors")
+    with torch.no_grad():
+        assert torch.equal(load_quantized(path).unet(sample, 400, **kwargs).sample, output)
+
+    with safe_open(str(path), framework="pt") as handle:
+        metadata, tensors = handle.metadata(), {key: handle.get_tensor(key) for key in handle.keys()}
+    tensors.pop("conv_out.smoothing")
+    save_file(tensors, str(tmp_path / "tampered.safetensors"), metadata=metadata)
+    with pytest.raises(QuantizedFileError, match="smoothing factors of conv_out"):
+        load_quantized(tmp_path / "tampered.safetensors")
+
+
 def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():
     """The attribution's switch: off everywhere gives the weight-only model (to float rounding); kept only in the
     cross-attention tensors, no layer rounds its input and every attn2 processor still rounds Q, K/V and probabilities."""
@@ -262,16 +360,16 @@ def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():
         with torch.no_grad():
             return unet(sample, 400, **kwargs).sample
 
+    # unsmoothed, so that W8A8 with every activation switch off has the very weights of the W8A16 model
+    w8a8 = TAQConfig(wbits=8, abits=8, mode="plain", smoothing=None)
     weights_only = output(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=16, mode="plain")).unet)
-    everything = quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer)
+    everything = quantize_unet(copy.deepcopy(source), w8a8, observer)
     full = output(everything.unet)
     assert torch.equal(output(keep_activation_quantization(everything, lambda site: True).unet), full)
-    nothing = keep_activation_quantization(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer),
-                                           lambda site: False)
+    nothing = keep_activation_quantization(quantize_unet(copy.deepcopy(source), w8a8, observer), lambda site: False)
     assert torch.allclose(output(nothing.unet), weights_only, atol=1e-6) and not torch.allclose(full, weights_only, atol=1e-6)
 
-    cross = keep_activation_quantization(quantize_unet(copy.deepcopy(source), TAQConfig(wbits=8, abits=8, mode="plain"), observer),
-                                         lambda site: ".attn2:" in site)
+    cross = keep_activation_quantization(quantize_unet(copy.deepcopy(source), w8a8, observer), lambda site: ".attn2:" in site)
     assert all(m.input_quantizer is None for m in cross.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d)))
     attn2 = [p for name, p in cross.unet.attn_processors.items() if ".attn2." in name]
     assert attn2 and all(None not in (p.quantizers.query, p.quantizers.key, p.quantizers.value, p.quantizers.probs) for p in attn2)
@@ -332,15 +430,17 @@ def test_activation_quantization_needs_calibration_and_bad_files_are_refused(tmp
         load_quantized(bad)
 
 
+@pytest.mark.parametrize("abits", [16, 4], ids=["weights-only", "smoothed"])
 @pytest.mark.parametrize("protect_weights", [False, True], ids=["packed", "float-kv"])
 @pytest.mark.parametrize("wbits", [8, 4])
-def test_size_estimate_matches_the_quantized_model(wbits, protect_weights):
+def test_size_estimate_matches_the_quantized_model(wbits, protect_weights, abits):
     from personalq.taq.quantize import quantized_bytes
 
     unet = tiny_unet()
-    config = TAQConfig(wbits=wbits, abits=16, protect_weights=protect_weights)
+    config = TAQConfig(wbits=wbits, abits=abits, protect_weights=protect_weights)
     expected = quantized_bytes(unet, config)
-    assert weight_bytes(quantize_unet(unet, config).unet) == expected
+    observer = calibrated(unet, False) if abits != 16 else None
+    assert weight_bytes(quantize_unet(unet, config, observer).unet) == expected
 
 
 def test_adaround_moves_the_layer_output_less_than_rounding_to_nearest():
@@ -429,6 +529,19 @@ def test_taq_bench_cli_refuses_unknown_quantizers_and_no_calibration():
     assert result.exit_code != 0 and "--calibrations must be at least 1" in result.output
     result = CliRunner().invoke(app, ["bench", "taq", "--precisions", "W8A8,W2A2"])
     assert result.exit_code != 0 and "--precisions takes some of W8A8, W4A8, W8A4, W4A4, xattn-A8, xattn-A4" in result.output
+    for smoothing in ("1.5", "strong"):
+        result = CliRunner().invoke(app, ["bench", "taq", "--smoothing", smoothing])
+        assert result.exit_code != 0 and "--smoothing takes a number from 0 to 1 or 'none'" in result.output
+
+
+def test_recipe_options_override_only_what_they_name():
+    from personalq.cli.common import recipe_overrides
+
+    assert recipe_overrides(None, None) == {}
+    assert recipe_overrides("none", False) == {"smoothing": None, "first_last_8bit": False}
+    config = TAQConfig(wbits=4, abits=4, **recipe_overrides("0.5", None))
+    assert config.smoothing == 0.5 and config.first_last_8bit and config.tag == "w4a4-taq-linear-sq0.5-ends8"
+    assert TAQConfig(**recipe_overrides("none", False)).tag == "w8a8-taq-linear"
 
 
 def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():

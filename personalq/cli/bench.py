@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, comma_list, fail, settings_for, zoo_folder
+from personalq.cli.common import (FirstLastOption, HomeOption, SmoothingOption, comma_list, fail, recipe_overrides, settings_for,
+                                  zoo_folder)
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
@@ -96,6 +97,8 @@ def taq(
     precisions: Annotated[str, typer.Option(help="comma-separated rows: W8A8, W4A8, W8A4, W4A4, and the ablation xattn-A8, "
                                                  "xattn-A4 (float weights, only cross-attention activations quantized)")] = "W8A8,W4A8,W8A4,W4A4",
     plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
+    smoothing: SmoothingOption = None,
+    first_last_8bit: FirstLastOption = None,
     home: HomeOption = None,
 ) -> None:
     """Per-token sensitivity and the FP32 / W8A8 / W4A8 / W8A4 / W4A4 x plain / BOS / TAQ x linear / log table."""
@@ -111,7 +114,8 @@ def taq(
         fail(f"--precisions takes some of {', '.join(ALL_PRECISIONS)}, not {precisions!r}")
     settings = settings_for(home)
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
-                           quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows)
+                           quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows,
+                           recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
     if report.tokens:
@@ -125,6 +129,8 @@ def taq_attribution(
     checkpoints: Annotated[int, typer.Option(min=1, help="personalized checkpoints (the taq bench's first ones)")] = 2,
     images: Annotated[int, typer.Option(min=1, max=16, help="trigger prompts per checkpoint")] = 8,
     precisions: Annotated[str, typer.Option(help="comma-separated: W8A8, W4A8, W8A4, W4A4")] = "W8A8,W8A4",
+    smoothing: SmoothingOption = None,
+    first_last_8bit: FirstLastOption = None,
     home: HomeOption = None,
 ) -> None:
     """Step error with activation quantization left on in one part of the UNet at a time: where the error is."""
@@ -134,7 +140,8 @@ def taq_attribution(
     rows = tuple(comma_list(precisions))
     if not rows or set(rows) - set(PRECISIONS):
         fail(f"--precisions takes some of {', '.join(PRECISIONS)}, not {precisions!r}")
-    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: PRECISIONS[p] for p in rows}, images)
+    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: PRECISIONS[p] for p in rows}, images,
+                             recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
 
 

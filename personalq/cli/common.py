@@ -35,3 +35,33 @@ def zoo_folder(zoo: Path | None, settings: Settings, option: str = "--zoo") -> P
     if not (zoo / "base" / "model_index.json").is_file():
         fail(f"{zoo} holds no zoo (base/model_index.json): run `personalq zoo build` first or pass {option}")
     return zoo
+
+
+SmoothingOption = Annotated[
+    Optional[str],
+    typer.Option(help="SmoothQuant migration strength alpha (0-1) of every layer whose input is rounded, or 'none'; default the recipe's (0.75)",
+                 show_default=False),
+]
+FirstLastOption = Annotated[
+    Optional[bool],
+    typer.Option("--first-last-8bit/--no-first-last-8bit", help="keep conv_in and conv_out at 8 bits below W8A8; default the recipe's (on)",
+                 show_default=False),
+]
+
+
+def recipe_overrides(smoothing: str | None, first_last_8bit: bool | None) -> dict:
+    """The quantization recipe fields a command's options change; the rest keep ``TAQConfig``'s defaults."""
+    fields: dict = {}
+    if smoothing is not None:
+        if smoothing.strip().lower() == "none":
+            fields["smoothing"] = None
+        else:
+            try:
+                fields["smoothing"] = float(smoothing)
+            except ValueError:
+                fail(f"--smoothing takes a number from 0 to 1 or 'none', not {smoothing!r}")
+            if not 0.0 <= fields["smoothing"] <= 1.0:
+                fail(f"--smoothing takes a number from 0 to 1 or 'none', not {smoothing!r}")
+    if first_last_8bit is not None:
+        fields["first_last_8bit"] = first_last_8bit
+    return fields

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from personalq.cli.common import HomeOption, fail, settings_for
+from personalq.cli.common import FirstLastOption, HomeOption, SmoothingOption, fail, recipe_overrides, settings_for
 
 
 def quantize(
@@ -19,6 +19,8 @@ def quantize(
     quantizer: Annotated[str, typer.Option(help="linear (uniform affine) or log")] = "linear",
     rounding: Annotated[str, typer.Option(help="nearest, or adaround (learned rounding on the calibration inputs)")] = "nearest",
     protect_weights: Annotated[bool, typer.Option(help="compute the protected K/V rows with a float copy of the cross-attention K/V weights (costs that copy's bytes)")] = False,
+    smoothing: SmoothingOption = None,
+    first_last_8bit: FirstLastOption = None,
     captions: Annotated[int, typer.Option(help="calibration captions")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
     out: Annotated[Optional[Path], typer.Option(help="folder for the file; default: a taq/ folder beside the checkpoint")] = None,
@@ -35,7 +37,7 @@ def quantize(
     settings = settings_for(home)
     try:
         config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer, rounding=rounding,
-                           protect_weights=protect_weights)
+                           protect_weights=protect_weights, **recipe_overrides(smoothing, first_last_8bit))
     except ValidationError as error:
         fail("; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in error.errors()))
     try:

@@ -74,7 +74,9 @@ class AttributionReport:
 
 
 def run_attribution(zoo: Path, concepts: list, precisions: dict[str, tuple[int, int]], images: int = 8, captions: int = 64,
-                    calibration_steps: int = 10, seed: int = 11) -> AttributionReport:
+                    calibration_steps: int = 10, seed: int = 11, recipe: dict | None = None) -> AttributionReport:
+    """``recipe``: ``TAQConfig`` fields every row shares (smoothing, first_last_8bit); default the config's."""
+    recipe = recipe or {}
     zoo = Path(zoo)
     pipe = load_base(zoo / "base")
     base_unet = pipe.unet
@@ -92,7 +94,7 @@ def run_attribution(zoo: Path, concepts: list, precisions: dict[str, tuple[int, 
         for precision, part, mode in tqdm(rows, desc=concept.id, leave=False):
             wbits, abits = precisions[precision]
             quantized = keep_activation_quantization(
-                quantize_unet(copy.deepcopy(source), TAQConfig(wbits=wbits, abits=abits, mode=mode), observer), PARTS[part])
+                quantize_unet(copy.deepcopy(source), TAQConfig(wbits=wbits, abits=abits, mode=mode, **recipe), observer), PARTS[part])
             pipe.unet = quantized.unet
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
             with adapters_applied(pipe, card), quantized.context.protecting(mask):

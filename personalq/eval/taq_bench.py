@@ -303,7 +303,9 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
                   float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(PRECISIONS),
-                  seed: int = 11) -> TaqReport:
+                  seed: int = 11, recipe: dict | None = None) -> TaqReport:
+    """``recipe``: ``TAQConfig`` fields every quantized row shares (smoothing, first_last_8bit); default the config's."""
+    recipe = recipe or {}
     if unknown := set(precisions) - set(ALL_PRECISIONS):
         raise ValueError(f"unknown precisions {sorted(unknown)}; known: {', '.join(ALL_PRECISIONS)}")
     zoo = Path(zoo)
@@ -369,11 +371,11 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         rows = [(c, key, result) for c in range(calibrations) for key, result in list(results.items())[1:]]
         for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
             if precision in CROSS_ATTENTION_ONLY:
-                config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer])
+                config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
                 quantized = quantize_cross_attention(copy.deepcopy(source_unet), config, observers[calibration])
             else:
                 wbits, abits = PRECISIONS[precision]
-                config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer])
+                config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
                 quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
             result.weight_bytes = weight_bytes(quantized.unet)
             pipe.unet = quantized.unet

@@ -27,12 +27,13 @@ def _apply(module: nn.Module, weight: torch.Tensor, x: torch.Tensor) -> torch.Te
 
 
 def adaround_weight(module: nn.Module, inputs: list[torch.Tensor], spec: QuantSpec, iterations: int = 300,
-                    regularization: float = 0.01, lr: float = 1e-2) -> QuantizedWeight:
+                    regularization: float = 0.01, lr: float = 1e-2, weight: torch.Tensor | None = None) -> QuantizedWeight:
+    """Quantize ``weight`` (default: the module's own) as the layer computing from ``inputs``."""
     if spec.kind != "linear":
         raise ValueError("AdaRound learns rounding on a uniform grid: use it with the linear quantizer")
     if not inputs:
         raise ValueError("AdaRound needs captured layer inputs: calibrate with keep_inputs > 0")
-    weight = module.weight.detach().float()
+    weight = (module.weight if weight is None else weight).detach().float()
     rows = weight_rows(weight, spec)
     lo, hi = search_range(rows, spec)
     scale = ((hi - lo) / (spec.levels - 1)).clamp_min(1e-12)

@@ -59,9 +59,14 @@ def takes_text(site: str) -> bool:
     return site.endswith(("attn2.to_k", "attn2.to_v"))
 
 
-def _observe(context: QuantContext, site: str, values: torch.Tensor) -> None:
-    context.observer.record(site, context.group, values)
+def _observe(context: QuantContext, site: str, values: torch.Tensor, channel_dim: int) -> None:
+    context.observer.record(site, context.group, values, channel_dim)
     context.observer.keep(site, values)
+
+
+def input_channel_dim(module: nn.Module) -> int:
+    """Where a layer's input holds its channels: dimension 1 of a convolution's, the last of a Linear's."""
+    return 1 if isinstance(module, nn.Conv2d) else -1
 
 
 @contextlib.contextmanager
@@ -69,7 +74,8 @@ def observing(unet: nn.Module, context: QuantContext) -> Iterator[None]:
     handles = [attach_timestep_hook(unet, context)]
     for site, module in quantizable_layers(unet):
         if not takes_text(site):
-            handles.append(module.register_forward_pre_hook(lambda m, args, site=site: _observe(context, site, args[0])))
+            handles.append(module.register_forward_pre_hook(
+                lambda m, args, site=site: _observe(context, site, args[0], input_channel_dim(m))))
     originals = unet.attn_processors
     modules = dict(unet.named_modules())
     for name in cross_attention_names(unet):

@@ -10,6 +10,9 @@ the rows of protected tokens are then computed with it, so the trigger's K/V are
 full-precision model computes, not just spared activation rounding. That costs the copy's bytes, which is
 why it is an option: 2% of SD 1.5's UNet parameters, 9% of the demo UNet's (its text width is large for
 its channel count).
+
+A smoothed layer (:mod:`personalq.taq.smoothing`) holds its packed weight with the smoothing factors folded in,
+and divides its input by them before rounding it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.context import QuantContext
 from personalq.taq.packing import from_unsigned, pack, to_unsigned, unpack
 from personalq.taq.quantizers import QuantizedWeight, QuantSpec, dequantize
+from personalq.taq.smoothing import per_input_channel
 
 
 class PackedWeight(nn.Module):
@@ -51,34 +55,42 @@ class PackedWeight(nn.Module):
 
 
 class _Quantized:
-    """What the quantized Linear and Conv2d share: the packed weight, the bias, the input quantizer."""
+    """What the quantized Linear and Conv2d share: the packed weight, the bias, the smoothing factors, the input quantizer."""
 
     packed: PackedWeight
     input_quantizer: ActivationQuantizer | None
     context: QuantContext | None
+    CHANNEL_DIM: int  # where an input's channels are: last for Linear, 1 for Conv2d
 
-    def _init_quantized(self, packed: PackedWeight, bias: torch.Tensor | None, input_quantizer, context) -> None:
+    def _init_quantized(self, packed: PackedWeight, bias: torch.Tensor | None, input_quantizer, context,
+                        smoothing: torch.Tensor | None = None) -> None:
         self.packed = packed
         self.bias = nn.Parameter(bias.detach().float().clone(), requires_grad=False) if bias is not None else None
         self.input_quantizer = input_quantizer
         self.context = context
+        self.register_buffer("smoothing", None if smoothing is None else smoothing.detach().float().clone())
 
     @property
     def weight(self) -> torch.Tensor:  # what peft and diffusers read for dtype/device; computing uses the packed form
-        return self.packed.dequantize()
+        weight = self.packed.dequantize()
+        return weight if self.smoothing is None else weight / per_input_channel(self.smoothing, weight.dim(), 1)
 
     def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
+        if self.smoothing is not None:  # the weight holds the factors: divided here whether or not x is then rounded
+            x = x / per_input_channel(self.smoothing, x.dim(), self.CHANNEL_DIM)
         if self.input_quantizer is None:
             return x
         return self.input_quantizer(x, self.context.group if self.context else 0)
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
+    CHANNEL_DIM = -1
+
     def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None,
-                 protected_weight: torch.Tensor | None = None):
+                 protected_weight: torch.Tensor | None = None, smoothing: torch.Tensor | None = None):
         nn.Module.__init__(self)
         self.in_features, self.out_features = source.in_features, source.out_features
-        self._init_quantized(packed, source.bias, input_quantizer, context)
+        self._init_quantized(packed, source.bias, input_quantizer, context, smoothing)
         if protected_weight is not None and context is None:
             raise ValueError("a protected weight needs the QuantContext that says which rows it computes")
         self.register_buffer("protected_weight", None if protected_weight is None else protected_weight.detach().clone())
@@ -96,14 +108,17 @@ class QuantizedLinear(_Quantized, nn.Linear):
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):
-    def __init__(self, source: nn.Conv2d, packed: PackedWeight, input_quantizer=None, context=None):
+    CHANNEL_DIM = 1
+
+    def __init__(self, source: nn.Conv2d, packed: PackedWeight, input_quantizer=None, context=None,
+                 smoothing: torch.Tensor | None = None):
         nn.Module.__init__(self)
         for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
                      "padding_mode", "transposed", "output_padding"):
             setattr(self, name, getattr(source, name))
         if self.padding_mode != "zeros":
             raise ValueError(f"padding mode {self.padding_mode!r} is not supported by quantized convolutions")
-        self._init_quantized(packed, source.bias, input_quantizer, context)
+        self._init_quantized(packed, source.bias, input_quantizer, context, smoothing)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.conv2d(self._quantize_input(x), self.packed.dequantize(), self.bias, self.stride, self.padding, self.dilation, self.groups)

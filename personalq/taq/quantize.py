@@ -24,14 +24,16 @@ from tqdm.auto import tqdm
 from personalq.taq.activations import ActivationQuantizer, Observer
 from personalq.taq.adaround import adaround_weight
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
-from personalq.taq.calibration import quantizable_layers, takes_text
+from personalq.taq.calibration import input_channel_dim, quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.packing import packed_length
 from personalq.taq.quantizers import QuantSpec, quantize_weight
+from personalq.taq.smoothing import can_smooth, fold_into_weight, per_input_channel, smoothing_factors
 
 RANGE_PREFIX = "taq.range."
+FIRST_AND_LAST = ("conv_in", "conv_out")  # the layers that read the noisy latent and write the noise prediction
 ATTENTION_PARTS = {"q": "query", "k": "key", "v": "value", "p": "probs"}
 
 
@@ -47,11 +49,39 @@ class TAQConfig(BaseModel):
     timestep_groups: int = Field(4, ge=1, le=20)
     rounding: Literal["nearest", "adaround"] = "nearest"
     protect_weights: bool = False  # protected K/V rows use a float copy of the cross-attention K/V weights
+    # The PTQ recipe under every separation mode alike (measured in the README's TAQ section): SmoothQuant's
+    # migration strength alpha for every layer whose input is rounded (None: no smoothing), and conv_in / conv_out
+    # kept at 8-bit weights and inputs at any lower precision, as BRECQ, Q-Diffusion and TFMQ-DM do.
+    smoothing: float | None = Field(0.75, ge=0.0, le=1.0)
+    first_last_8bit: bool = True
 
     @property
     def tag(self) -> str:
         rounding = "-adaround" if self.rounding == "adaround" else ""
-        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}{'-fpkv' if self.keeps_float_kv else ''}"
+        smoothing = f"-sq{self.smoothing:g}" if self.smooths else ""
+        ends = "-ends8" if self.keeps_ends_8bit else ""
+        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}{smoothing}{ends}{'-fpkv' if self.keeps_float_kv else ''}"
+
+    @property
+    def keeps_ends_8bit(self) -> bool:
+        """Whether ``first_last_8bit`` changes anything: only below 8 bits."""
+        return self.first_last_8bit and min(self.wbits, self.abits) < 8
+
+    def _bits_at(self, site: str, bits: int) -> int:
+        return 8 if self.keeps_ends_8bit and site in FIRST_AND_LAST else bits
+
+    def weight_spec_at(self, site: str) -> QuantSpec:
+        """The weight quantizer of the layer at ``site``."""
+        return QuantSpec(self._bits_at(site, self.wbits), self.quantizer, self.granularity, self.group_size)
+
+    def activation_spec_at(self, site: str) -> QuantSpec | None:
+        """The input quantizer of the layer at ``site`` (or of a cross-attention tensor); None: full precision."""
+        return None if self.abits == 16 else QuantSpec(self._bits_at(site, self.abits), self.quantizer, "tensor")
+
+    @property
+    def smooths(self) -> bool:
+        """Smoothing only helps where activations are rounded: weight-only variants keep their weights as they are."""
+        return self.smoothing is not None and self.activation_spec is not None
 
     @property
     def keeps_float_kv(self) -> bool:
@@ -59,12 +89,9 @@ class TAQConfig(BaseModel):
         return self.protect_weights and self.mode != "plain"
 
     @property
-    def weight_spec(self) -> QuantSpec:
-        return QuantSpec(self.wbits, self.quantizer, self.granularity, self.group_size)
-
-    @property
     def activation_spec(self) -> QuantSpec | None:
-        return None if self.abits == 16 else QuantSpec(self.abits, self.quantizer, "tensor")
+        """The quantizer of activations in general (the cross-attention tensors among them)."""
+        return self.activation_spec_at("")
 
     @property
     def needs_calibration(self) -> bool:
@@ -87,14 +114,16 @@ def weight_bytes(module: nn.Module) -> int:
 
 def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
     """What :func:`weight_bytes` will report once ``unet`` is quantized with ``config``, computed from shapes alone."""
-    spec = config.weight_spec
     total = weight_bytes(unet)
     for site, module in quantizable_layers(unet):
+        spec = config.weight_spec_at(site)
         rows, per_row = spec.row_shape(module.weight.shape)
         scale_and_offset = 2 * 4  # float32 each, per row
         total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)
         if not keeps_float_weight(config, site):
             total -= module.weight.numel() * module.weight.element_size()
+        if is_smoothed(config, site, module):
+            total += module.weight.shape[1] * 4  # one float32 factor per input channel
     return total
 
 
@@ -103,15 +132,36 @@ def keeps_float_weight(config: TAQConfig, site: str) -> bool:
     return config.keeps_float_kv and takes_text(site)
 
 
+def is_smoothed(config: TAQConfig, site: str, module: nn.Module) -> bool:
+    """Whether the layer at ``site`` folds smoothing factors into its weight: every layer whose input is rounded."""
+    return config.smooths and not takes_text(site) and can_smooth(module)
+
+
+def layer_smoothing(observer: Observer, config: TAQConfig, layers: list[tuple[str, nn.Module]]) -> dict[str, torch.Tensor]:
+    """The smoothing factors of every layer ``config`` smooths, from the calibration's per-channel extremes."""
+    factors = {}
+    for site, module in layers:
+        if not is_smoothed(config, site, module):
+            continue
+        peaks = observer.channel_absmax(site)
+        if peaks is None:
+            raise KeyError(f"calibration has no per-channel range for {site}: calibrate the same UNet that is quantized")
+        factors[site] = smoothing_factors(peaks, module.weight, config.smoothing)
+    return factors
+
+
 def is_cross_attention_site(site: str) -> bool:
     """Cross-attention tensors are observed as ``layer:part`` (part q, k, v or p); layer inputs by the layer's name."""
     return ":" in site
 
 
-def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_only: bool = False) -> dict[str, torch.Tensor]:
+def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_only: bool = False,
+                      smoothing: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
     """Frozen ranges for every site this configuration quantizes (K/V and probabilities: over the rows or
-    columns its mode quantizes; K/V depend only on the prompt, so one range serves every timestep)."""
+    columns its mode quantizes; K/V depend only on the prompt, so one range serves every timestep; a smoothed
+    layer's input: after its division by ``smoothing[site]``)."""
     spec = config.activation_spec
+    smoothing = smoothing or {}
     ranges = {}
     for site in sorted(observer.sites()):
         if cross_attention_only and not is_cross_attention_site(site):
@@ -121,7 +171,7 @@ def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_onl
             if mode == config.mode:
                 ranges[base] = observer.ranges(site, 1 if base.endswith((":k", ":v")) else config.timestep_groups, spec)
         else:
-            ranges[site] = observer.ranges(site, config.timestep_groups, spec)
+            ranges[site] = observer.ranges(site, config.timestep_groups, config.activation_spec_at(site), smoothing.get(site))
     return ranges
 
 
@@ -153,10 +203,10 @@ def _replace(root: nn.Module, site: str, module: nn.Module) -> None:
 
 
 def _quantized_layer(source: nn.Module, packed: PackedWeight, input_quantizer, context,
-                     protected_weight: torch.Tensor | None = None) -> nn.Module:
+                     protected_weight: torch.Tensor | None = None, smoothing: torch.Tensor | None = None) -> nn.Module:
     if isinstance(source, nn.Conv2d):
-        return QuantizedConv2d(source, packed, input_quantizer, context)
-    return QuantizedLinear(source, packed, input_quantizer, context, protected_weight)
+        return QuantizedConv2d(source, packed, input_quantizer, context, smoothing)
+    return QuantizedLinear(source, packed, input_quantizer, context, protected_weight, smoothing)
 
 
 @torch.no_grad()
@@ -164,19 +214,25 @@ def quantize_unet(unet: UNet2DConditionModel, config: TAQConfig, observer: Obser
     """Quantize ``unet`` in place (its float weights are released layer by layer)."""
     if config.needs_calibration and observer is None:
         raise ValueError(f"A{config.abits} needs calibration data: pass the observer from calibrate()")
-    ranges = activation_ranges(observer, config) if config.activation_spec is not None else {}
-    context = QuantContext(timestep_groups=config.timestep_groups)
-    spec, act_spec = config.weight_spec, config.activation_spec
     layers = list(quantizable_layers(unet))
+    smoothing = layer_smoothing(observer, config, layers) if config.smooths else {}
+    ranges = activation_ranges(observer, config, smoothing=smoothing) if config.activation_spec is not None else {}
+    context = QuantContext(timestep_groups=config.timestep_groups)
     for site, module in tqdm(layers, desc="adaround", leave=False, disable=config.rounding != "adaround"):
+        spec = config.weight_spec_at(site)
+        factors = smoothing.get(site)
+        weight = module.weight if factors is None else fold_into_weight(module.weight, factors)
         if config.rounding == "adaround" and observer.inputs.get(site):
-            quantized = adaround_weight(module, observer.inputs[site], spec)
+            inputs = observer.inputs[site]
+            if factors is not None:
+                inputs = [x / per_input_channel(factors, x.dim(), input_channel_dim(module)) for x in inputs]
+            quantized = adaround_weight(module, inputs, spec, weight=weight)
         else:  # round to nearest (also for layers AdaRound saw no input of: the text-side K/V projections)
-            quantized = quantize_weight(module.weight, spec)
+            quantized = quantize_weight(weight, spec)
         packed = PackedWeight.from_quantized(quantized)
-        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
+        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, config.activation_spec_at(site))
         float_copy = module.weight if keeps_float_weight(config, site) else None
-        _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context, float_copy))
+        _replace(unet, site, _quantized_layer(module, packed, input_quantizer, context, float_copy, factors))
     return _finish(unet, config, context, ranges)
 
 
@@ -244,18 +300,21 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
     with torch.device("meta"):
         unet = UNet2DConditionModel.from_config(unet_config)
     context = QuantContext(timestep_groups=config.timestep_groups)
-    spec, act_spec = config.weight_spec, config.activation_spec
     for site, module in list(quantizable_layers(unet)):
         try:
             codes, scale, offset = (tensors.pop(f"{site}.packed.{part}") for part in ("codes", "scale", "offset"))
         except KeyError as error:
             raise QuantizedFileError(f"{path} lacks the packed weight of {site}") from error
+        spec = config.weight_spec_at(site)
         packed = PackedWeight(codes, scale, offset, module.weight.shape, spec, spec.row_shape(module.weight.shape)[1])
-        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, act_spec)
+        input_quantizer = None if takes_text(site) else _quantizer(ranges, site, config.activation_spec_at(site))
         float_copy = tensors.pop(f"{site}.protected_weight", None)
         if keeps_float_weight(config, site) and float_copy is None:
             raise QuantizedFileError(f"{path} lacks the float K/V weight of {site} that its config keeps")
-        layer = _quantized_layer(module, packed, input_quantizer, context, float_copy)
+        factors = tensors.pop(f"{site}.smoothing", None)
+        if is_smoothed(config, site, module) != (factors is not None):
+            raise QuantizedFileError(f"{path}: the smoothing factors of {site} do not match its config")
+        layer = _quantized_layer(module, packed, input_quantizer, context, float_copy, factors)
         if module.bias is not None:
             layer.bias = nn.Parameter(tensors.pop(f"{site}.bias"), requires_grad=False)
         _replace(unet, site, layer)
