@@ -97,6 +97,7 @@ def taq(
     precisions: Annotated[str, typer.Option(help="comma-separated rows: W8A8, W4A8, W8A4, W4A4, and the ablation xattn-A8, "
                                                  "xattn-A4 (float weights, only cross-attention activations quantized)")] = "W8A8,W4A8,W8A4,W4A4",
     plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
+    seed: Annotated[int, typer.Option(help="seed of the generated images (the same in every row): another seed, other images")] = 11,
     smoothing: SmoothingOption = None,
     first_last_8bit: FirstLastOption = None,
     home: HomeOption = None,
@@ -115,7 +116,7 @@ def taq(
     settings = settings_for(home)
     report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
                            quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows,
-                           recipe=recipe_overrides(smoothing, first_last_8bit))
+                           seed=seed, recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
     if report.tokens:
