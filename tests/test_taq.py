@@ -84,7 +84,7 @@ def test_int4_pack_unpack_is_exact(length):
 
 
 def outlier_channels(shape, channel_dim: int, seed: int = 0) -> torch.Tensor:
-    """Activations whose channels 3 and 5 are 40x the others, as the feed-forward and skip inputs of a trained UNet."""
+    """Activations whose channels 3 and 5 are 40x the others: the imbalance smoothing is for."""
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
     scale = torch.ones(shape[channel_dim])
     scale[[3, 5]] = 40.0
@@ -345,6 +345,18 @@ def test_the_default_recipe_smooths_every_rounded_input_and_keeps_the_ends_at_8_
     save_file(tensors, str(tmp_path / "tampered.safetensors"), metadata=metadata)
     with pytest.raises(QuantizedFileError, match="smoothing factors of conv_out"):
         load_quantized(tmp_path / "tampered.safetensors")
+
+
+def test_a_smoothed_layer_reports_its_effective_weight():
+    """What peft and diffusers read as ``.weight`` is the layer's weight as it acts on its input, the factors divided out."""
+    source = tiny_unet()
+    floats = {name: m.weight.detach().clone() for name, m in source.named_modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))}
+    quantize_unet(source, TAQConfig(wbits=8, abits=8), calibrated(source, False))
+    smoothed = [(name, m) for name, m in source.named_modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d)) and m.smoothing is not None]
+    assert smoothed
+    for name, layer in smoothed:
+        relative = float((layer.weight - floats[name]).norm() / floats[name].norm())
+        assert relative < 0.02, name
 
 
 def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():

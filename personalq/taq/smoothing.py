@@ -7,9 +7,10 @@ so at 4 bits most channels are rounded onto a handful of levels. Dividing input 
 multiplying the weight's column ``c`` by ``s_c`` leaves the layer's float output unchanged; with
 ``s_c = max|x_c|**alpha / max|W_c|**(1 - alpha)`` the activation grid sees evened-out channels while the weight,
 quantized per output channel, absorbs the spread. The factors are folded into the packed weight before it is
-quantized, and the layer divides its input by them before rounding it: an integer kernel would fold that
-division into the previous layer or the input's quantization scale, so the scheme stays deployable, unlike
-per-channel activation scales. It applies to every mode alike, so it changes no comparison between them.
+quantized, and the layer divides its input by them before rounding it. An integer kernel fuses that division
+into the elementwise pass that quantizes the input (or into a preceding norm's affine weights), so the matrix
+product itself keeps one activation scale, which per-channel activation scales would not allow. It applies to
+every separation mode alike, so it changes no comparison between them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def weight_column_absmax(weight: torch.Tensor) -> torch.Tensor:
 
 
 def smoothing_factors(activation_absmax: torch.Tensor, weight: torch.Tensor, alpha: float) -> torch.Tensor:
-    """``s`` per input channel: ``alpha`` = 0 leaves the activation as it is, 1 moves all of its spread into the weight."""
+    """``s`` per input channel: ``alpha`` = 1 evens out the activation's channels completely (their spread moves into
+    the weight), 0 evens out the weight's columns instead; SmoothQuant's default is 0.5, this recipe's 0.75."""
     activation = activation_absmax.float().clamp_min(FLOOR)
     column = weight_column_absmax(weight).clamp_min(FLOOR)
     return (activation.pow(alpha) / column.pow(1 - alpha)).clamp_min(FLOOR)
