@@ -101,3 +101,31 @@ def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(se
     assert frames[-1].final
     loaded = engine.cache.get(("unet", "merged-v1", "FP32"))
     assert torch.equal(loaded.conv_out.bias, unet.conv_out.bias)
+
+
+def test_quantize_command_writes_the_recipe_it_is_given_and_refuses_a_bad_one(served, tmp_path):
+    """``personalq quantize``: the default recipe (smoothing, 8-bit ends) and the options that turn it off each write
+    their own loadable file whose weight bytes are what the command prints."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+    from personalq.taq.quantize import load_quantized, weight_bytes
+
+    settings, _ = served
+    common = ["teddybear-v2", "--wbits", "4", "--abits", "4", "--captions", "4", "--calibration-steps", "2",
+              "--out", str(tmp_path), "--home", str(settings.home)]
+    printed = {}
+    for options in ([], ["--smoothing", "none", "--no-first-last-8bit"]):
+        result = CliRunner().invoke(app, ["quantize", *common, *options])
+        assert result.exit_code == 0, result.output
+        line = json.loads(result.output.strip().splitlines()[-1])
+        assert line["ratio"] < 0.15 and weight_bytes(load_quantized(line["path"]).unet) == line["weight_bytes_quantized"]
+        printed[line["config"]] = line
+    assert set(printed) == {"w4a4-taq-linear-sq0.75-ends8", "w4a4-taq-linear"}
+    # the recipe's factors and 8-bit ends cost a little: more bytes, not fewer
+    assert printed["w4a4-taq-linear-sq0.75-ends8"]["weight_bytes_quantized"] > printed["w4a4-taq-linear"]["weight_bytes_quantized"]
+
+    result = CliRunner().invoke(app, ["quantize", *common, "--smoothing", "2"])
+    assert result.exit_code != 0 and "--smoothing takes a number from 0 to 1 or 'none'" in result.output
