@@ -51,17 +51,17 @@ FirstLastOption = Annotated[
 
 def recipe_overrides(smoothing: str | None, first_last_8bit: bool | None) -> dict:
     """The quantization recipe fields a command's options change; the rest keep ``TAQConfig``'s defaults."""
+    from pydantic import ValidationError
+
+    from personalq.taq.quantize import TAQConfig
+
     fields: dict = {}
     if smoothing is not None:
-        if smoothing.strip().lower() == "none":
-            fields["smoothing"] = None
-        else:
-            try:
-                fields["smoothing"] = float(smoothing)
-            except ValueError:
-                fail(f"--smoothing takes a number from 0 to 1 or 'none', not {smoothing!r}")
-            if not 0.0 <= fields["smoothing"] <= 1.0:
-                fail(f"--smoothing takes a number from 0 to 1 or 'none', not {smoothing!r}")
+        fields["smoothing"] = None if smoothing.strip().lower() == "none" else smoothing
+        try:  # the config holds the bounds; its parsed value is what the command uses
+            fields["smoothing"] = TAQConfig(smoothing=fields["smoothing"]).smoothing
+        except ValidationError:
+            fail(f"--smoothing takes a number from 0 to 1 or 'none', not {smoothing!r}")
     if first_last_8bit is not None:
         fields["first_last_8bit"] = first_last_8bit
     return fields

@@ -21,6 +21,7 @@ from personalq.taq.activations import Observer
 from personalq.taq.attention import TriggerAwareAttnProcessor, cross_attention_names
 from personalq.taq.context import QuantContext, attach_timestep_hook
 from personalq.taq.masks import MODES, token_mask
+from personalq.taq.smoothing import input_channel_dim
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +63,6 @@ def takes_text(site: str) -> bool:
 def _observe(context: QuantContext, site: str, values: torch.Tensor, channel_dim: int) -> None:
     context.observer.record(site, context.group, values, channel_dim)
     context.observer.keep(site, values)
-
-
-def input_channel_dim(module: nn.Module) -> int:
-    """Where a layer's input holds its channels: dimension 1 of a convolution's, the last of a Linear's."""
-    return 1 if isinstance(module, nn.Conv2d) else -1
 
 
 @contextlib.contextmanager

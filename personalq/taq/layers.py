@@ -25,7 +25,7 @@ from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.context import QuantContext
 from personalq.taq.packing import from_unsigned, pack, to_unsigned, unpack
 from personalq.taq.quantizers import QuantizedWeight, QuantSpec, dequantize
-from personalq.taq.smoothing import per_input_channel
+from personalq.taq.smoothing import input_channel_dim, per_input_channel
 
 
 class PackedWeight(nn.Module):
@@ -60,7 +60,6 @@ class _Quantized:
     packed: PackedWeight
     input_quantizer: ActivationQuantizer | None
     context: QuantContext | None
-    CHANNEL_DIM: int  # where an input's channels are: last for Linear, 1 for Conv2d
 
     def _init_quantized(self, packed: PackedWeight, bias: torch.Tensor | None, input_quantizer, context,
                         smoothing: torch.Tensor | None = None) -> None:
@@ -77,15 +76,13 @@ class _Quantized:
 
     def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
         if self.smoothing is not None:  # the weight holds the factors: divided here whether or not x is then rounded
-            x = x / per_input_channel(self.smoothing, x.dim(), self.CHANNEL_DIM)
+            x = x / per_input_channel(self.smoothing, x.dim(), input_channel_dim(self))
         if self.input_quantizer is None:
             return x
         return self.input_quantizer(x, self.context.group if self.context else 0)
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
-    CHANNEL_DIM = -1
-
     def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None,
                  protected_weight: torch.Tensor | None = None, smoothing: torch.Tensor | None = None):
         nn.Module.__init__(self)
@@ -108,8 +105,6 @@ class QuantizedLinear(_Quantized, nn.Linear):
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):
-    CHANNEL_DIM = 1
-
     def __init__(self, source: nn.Conv2d, packed: PackedWeight, input_quantizer=None, context=None,
                  smoothing: torch.Tensor | None = None):
         nn.Module.__init__(self)

@@ -24,13 +24,13 @@ from tqdm.auto import tqdm
 from personalq.taq.activations import ActivationQuantizer, Observer
 from personalq.taq.adaround import adaround_weight
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
-from personalq.taq.calibration import input_channel_dim, quantizable_layers, takes_text
+from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.packing import packed_length
 from personalq.taq.quantizers import QuantSpec, quantize_weight
-from personalq.taq.smoothing import can_smooth, fold_into_weight, per_input_channel, smoothing_factors
+from personalq.taq.smoothing import can_smooth, fold_into_weight, input_channel_dim, per_input_channel, smoothing_factors
 
 RANGE_PREFIX = "taq.range."
 FIRST_AND_LAST = ("conv_in", "conv_out")  # the layers that read the noisy latent and write the noise prediction

@@ -39,6 +39,11 @@ def smoothing_factors(activation_absmax: torch.Tensor, weight: torch.Tensor, alp
     return (activation.pow(alpha) / column.pow(1 - alpha)).clamp_min(FLOOR)
 
 
+def input_channel_dim(module: nn.Module) -> int:
+    """Where a layer's input holds its channels: dimension 1 of a convolution's, the last of a Linear's."""
+    return 1 if isinstance(module, nn.Conv2d) else -1
+
+
 def per_input_channel(factors: torch.Tensor, dims: int, channel_dim: int) -> torch.Tensor:
     """``factors`` shaped to broadcast along dimension ``channel_dim`` of a ``dims``-dimensional tensor."""
     shape = [1] * dims
