@@ -230,6 +230,68 @@ def test_probability_ranges_leave_out_the_columns_each_mode_protects():
     assert context.observer.extremes[("attn2:p@taq", 0)][1] < 0.01
 
 
+def calibrated_with_trigger(unet, trigger_scale: float) -> tuple[Observer, torch.Tensor]:
+    """Calibrate with the conditional prompt's trigger rows (positions 2-3) of the text scaled by ``trigger_scale``."""
+    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
+    protected[1, 2:4] = True
+    context = QuantContext(observer=Observer())
+    context.observed_masks = {"plain": torch.zeros_like(protected), "bos": torch.zeros_like(protected).index_fill_(1, torch.tensor([0]), True),
+                              "taq": protected}
+    with torch.no_grad(), observing(unet, context):
+        for t in (900, 500, 100):
+            sample, kwargs = unet_inputs(False, seed=t)
+            kwargs["encoder_hidden_states"][protected] *= trigger_scale
+            unet(sample, t, **kwargs)
+    return context.observer, protected
+
+
+@pytest.mark.parametrize("trigger_scale", [1.0, 25.0], ids=["ordinary-trigger", "outlier-trigger"])
+def test_range_ratios_show_whether_protection_narrows_the_other_tokens_ranges(trigger_scale):
+    """Separation narrows the K/V ranges of what it still rounds only when the protected rows were the extremes."""
+    from personalq.eval.taq_bench import TaqReport
+    from personalq.taq.headroom import range_ratios
+
+    unet = tiny_unet()
+    observer, _ = calibrated_with_trigger(unet, trigger_scale)
+    spec = QuantSpec(8, "linear", "tensor")
+    taq, bos = range_ratios(observer, spec, "taq", 4), range_ratios(observer, spec, "bos", 4)
+    layers = len(cross_attention_names(unet))
+    assert len(taq.by_part["k"]) == layers and len(taq.by_part["p"]) == 4 * layers  # one per layer; p also per timestep group
+    if trigger_scale > 1:
+        assert taq.median("k") < 0.3 and taq.median("v") < 0.3
+        assert bos.least("k") > 0.8  # the start token was no extreme: leaving it out frees nothing
+    else:
+        assert 0.8 < taq.median("k") <= 1.05 and 0.8 < taq.median("v") <= 1.05
+    table = TaqReport({}, None, [], ["a"], 1, headroom={(8, "linear", "taq"): [taq, taq], (8, "linear", "bos"): [bos]}).headroom_table()
+    assert f"| A8 | linear | taq | {taq.median('k'):.3f} ({taq.least('k'):.3f}) |" in table
+    assert table.index("| bos |") < table.index("| taq |")
+    with pytest.raises(KeyError, match="no cross-attention"):
+        range_ratios(Observer(), spec, "taq", 4)
+
+
+@pytest.mark.parametrize("trigger_scale", [1.0, 25.0], ids=["ordinary-trigger", "outlier-trigger"])
+def test_taq_at_a8_gains_in_proportion_to_how_far_the_trigger_sets_the_ranges(trigger_scale):
+    """The paper's case, trigger rows far outside the other tokens' values: plain A8 rounds every other token on a
+    grid stretched to reach them, TAQ keeps them exact and fits the grid to the rest. With an ordinary trigger
+    there is next to nothing to win. Only the cross-attention activations are quantized (the bench's ablation)."""
+    unet = tiny_unet()
+    observer, protected = calibrated_with_trigger(unet, trigger_scale)
+    sample, kwargs = unet_inputs(False, seed=7)  # held out from calibration
+    kwargs["encoder_hidden_states"][protected] *= trigger_scale
+    with torch.no_grad():
+        reference = unet(sample, 300, **kwargs).sample
+    errors = {}
+    for mode in ("plain", "taq"):
+        quantized = quantize_cross_attention(copy.deepcopy(unet), TAQConfig(abits=8, mode=mode), observer)
+        with torch.no_grad(), quantized.context.protecting(protected if mode == "taq" else None):
+            output = quantized.unet(sample, 300, **kwargs).sample
+        errors[mode] = float((output - reference).pow(2).mean() / reference.pow(2).mean())
+    if trigger_scale > 1:
+        assert errors["taq"] < 0.25 * errors["plain"]
+    else:
+        assert 0.8 * errors["plain"] < errors["taq"] < errors["plain"]
+
+
 def test_observer_samples_the_whole_run_and_each_site_on_its_own():
     """Late calls reach the sample once it is full, and a site's sample does not depend on the other sites."""
     calls = 64

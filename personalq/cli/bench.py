@@ -119,6 +119,7 @@ def taq(
                            seed=seed, recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
+    typer.echo("\nHow much each separation narrows the cross-attention ranges of the tokens it still rounds:\n\n" + report.headroom_table())
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())
         typer.echo(f"\nplot: {report.plot(plot)}")

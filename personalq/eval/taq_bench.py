@@ -40,6 +40,7 @@ from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
 from personalq.taq.calibration import calibrate, calibration_prompts
 from personalq.taq.context import QuantContext
+from personalq.taq.headroom import PARTS, RangeRatios, range_ratios
 from personalq.taq.masks import MODES, token_mask
 from personalq.taq.quantize import TAQConfig, quantize_cross_attention, quantize_unet, weight_bytes
 from personalq.taq.quantizers import QuantSpec
@@ -132,6 +133,7 @@ class TaqReport:
     checkpoints: list[str]
     images_per_checkpoint: int
     calibrations: int = 1
+    headroom: dict[tuple[int, str, str], list[RangeRatios]] = field(default_factory=dict)  # (abits, quantizer, mode) -> per calibration
 
     def table(self) -> str:
         head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | step error | "
@@ -185,6 +187,20 @@ class TaqReport:
                 lines.append(f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} [{c.mse.low:+.2e}, "
                              f"{c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} | {step} | {c.step_verdict} |")
         return "\n".join(lines)
+
+    def headroom_table(self) -> str:
+        """How far each separation narrows the ranges of the tokens it still rounds, pooled over checkpoints."""
+        lines = ["| activations | quantizer | separation | " + " | ".join(f"{name}: range / plain's, median (least)" for name in PARTS.values())
+                 + " |", "|" + " --- |" * (3 + len(PARTS))]
+        for (abits, quantizer, mode), measured in sorted(self.headroom.items(), key=lambda item: (-item[0][0], *item[0][1:])):
+            cells = []
+            for part in PARTS:
+                pooled = [ratio for ratios in measured for ratio in ratios.by_part[part]]
+                cells.append(f"{statistics.median(pooled):.3f} ({min(pooled):.3f})")
+            lines.append(f"| A{abits} | {quantizer} | {mode} | " + " | ".join(cells) + " |")
+        return "\n".join(lines) + ("\n\nOne entry per cross-attention layer (and timestep group, for the probabilities), checkpoint and "
+                                   "calibration; each range is searched for the least round-trip error as in quantization. About 1: "
+                                   "the protected values lay inside the others' range, and protection saves only their own rounding.")
 
     def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
         roles: dict[str, list[TokenEffect]] = {}
@@ -329,6 +345,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             for mode in ("bos", "taq"):
                 results[(precision, mode, FLOAT_KV)] = ConfigResult(precision, mode, FLOAT_KV, 0)
     real_subjects, tokens = [], []
+    headroom: dict[tuple[int, str, str], list[RangeRatios]] = {}
 
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
         card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
@@ -362,6 +379,9 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             fp.step_mse += [0.0] * len(prompts)
             observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, captions, seed=c), [concept.trigger],
                                    steps=calibration_steps, seed=c, keep_inputs=8 if adaround else 0) for c in range(calibrations)]
+            for observer in observers:
+                for (abits, quantizer, mode), spec in _headroom_specs(precisions, quantizers).items():
+                    headroom.setdefault((abits, quantizer, mode), []).append(range_ratios(observer, spec, mode, TAQConfig().timestep_groups))
             if sensitivity:
                 tokens += _sensitivity(p, prompts[0], concept, observers[0], evaluator, seed)
             source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
@@ -392,7 +412,14 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             del quantized
 
     real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images)).features if evaluator is not None else None
-    return TaqReport(results, real, tokens, [c.id for c in picked], images, calibrations)
+    return TaqReport(results, real, tokens, [c.id for c in picked], images, calibrations, headroom)
+
+
+def _headroom_specs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], QuantSpec]:
+    """The activation quantizers the bench's rows use, for each separation that protects something."""
+    bits = {PRECISIONS[p][1] if p in PRECISIONS else CROSS_ATTENTION_ONLY[p] for p in precisions}
+    return {(abits, quantizer, mode): QuantSpec(abits, quantizer, "tensor")
+            for abits in bits for quantizer in quantizers for mode in MODES if mode != "plain"}
 
 
 def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed: int) -> list[TokenEffect]:
