@@ -230,21 +230,6 @@ def test_probability_ranges_leave_out_the_columns_each_mode_protects():
     assert context.observer.extremes[("attn2:p@taq", 0)][1] < 0.01
 
 
-def calibrated_with_trigger(unet, trigger_scale: float) -> tuple[Observer, torch.Tensor]:
-    """Calibrate with the conditional prompt's trigger rows (positions 2-3) of the text scaled by ``trigger_scale``."""
-    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
-    protected[1, 2:4] = True
-    context = QuantContext(observer=Observer())
-    context.observed_masks = {"plain": torch.zeros_like(protected), "bos": torch.zeros_like(protected).index_fill_(1, torch.tensor([0]), True),
-                              "taq": protected}
-    with torch.no_grad(), observing(unet, context):
-        for t in (900, 500, 100):
-            sample, kwargs = unet_inputs(False, seed=t)
-            kwargs["encoder_hidden_states"][protected] *= trigger_scale
-            unet(sample, t, **kwargs)
-    return context.observer, protected
-
-
 @pytest.mark.parametrize("trigger_scale", [1.0, 25.0], ids=["ordinary-trigger", "outlier-trigger"])
 def test_range_ratios_show_whether_protection_narrows_the_other_tokens_ranges(trigger_scale):
     """Separation narrows the K/V ranges of what it still rounds only when the protected rows were the extremes."""
@@ -252,9 +237,8 @@ def test_range_ratios_show_whether_protection_narrows_the_other_tokens_ranges(tr
     from personalq.taq.headroom import range_ratios
 
     unet = tiny_unet()
-    observer, _ = calibrated_with_trigger(unet, trigger_scale)
-    spec = QuantSpec(8, "linear", "tensor")
-    taq, bos = range_ratios(observer, spec, "taq", 4), range_ratios(observer, spec, "bos", 4)
+    observer = calibrated(unet, False, trigger_scale)
+    taq, bos = range_ratios(observer, TAQConfig(abits=8, mode="taq")), range_ratios(observer, TAQConfig(abits=8, mode="bos"))
     layers = len(cross_attention_names(unet))
     assert len(taq.by_part["k"]) == layers and len(taq.by_part["p"]) == 4 * layers  # one per layer; p also per timestep group
     if trigger_scale > 1:
@@ -266,7 +250,7 @@ def test_range_ratios_show_whether_protection_narrows_the_other_tokens_ranges(tr
     assert f"| A8 | linear | taq | {taq.median('k'):.3f} ({taq.least('k'):.3f}) |" in table
     assert table.index("| bos |") < table.index("| taq |")
     with pytest.raises(KeyError, match="no cross-attention"):
-        range_ratios(Observer(), spec, "taq", 4)
+        range_ratios(Observer(), TAQConfig(abits=8))
 
 
 @pytest.mark.parametrize("trigger_scale", [1.0, 25.0], ids=["ordinary-trigger", "outlier-trigger"])
@@ -275,7 +259,7 @@ def test_taq_at_a8_gains_where_the_trigger_sets_the_ranges_and_barely_elsewhere(
     grid stretched to reach them, TAQ keeps them exact and fits the grid to the rest. With an ordinary trigger
     there is next to nothing to win. Only the cross-attention activations are quantized (the bench's ablation)."""
     unet = tiny_unet()
-    observer, protected = calibrated_with_trigger(unet, trigger_scale)
+    observer, protected = calibrated(unet, False, trigger_scale), trigger_rows()
     sample, kwargs = unet_inputs(False, seed=7)  # held out from calibration
     kwargs["encoder_hidden_states"][protected] *= trigger_scale
     with torch.no_grad():
@@ -330,14 +314,22 @@ def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
         assert not torch.equal(key[~protected], full_key[~protected])
 
 
-def calibrated(unet, sdxl: bool) -> Observer:
-    context = QuantContext(observer=Observer())
+def trigger_rows() -> torch.Tensor:
+    """The calibration's trigger span: tokens 1-2 of the conditional prompt (the unconditional one has none)."""
     mask = torch.zeros(2, TOKENS, dtype=torch.bool)
     mask[1, 1:3] = True
-    context.observed_masks = {"plain": torch.zeros_like(mask), "bos": mask.clone().fill_(False).index_fill_(1, torch.tensor([0]), True), "taq": mask}
+    return mask
+
+
+def calibrated(unet, sdxl: bool, trigger_scale: float = 1.0) -> Observer:
+    """Observe three timesteps; ``trigger_scale`` multiplies the text's trigger rows (25: the paper's outlier case)."""
+    context = QuantContext(observer=Observer())
+    mask = trigger_rows()
+    context.observed_masks = {"plain": torch.zeros_like(mask), "bos": torch.zeros_like(mask).index_fill_(1, torch.tensor([0]), True), "taq": mask}
     with torch.no_grad(), observing(unet, context):
         for t in (900, 500, 100):
             sample, kwargs = unet_inputs(sdxl, seed=t)
+            kwargs["encoder_hidden_states"][mask] *= trigger_scale
             unet(sample, t, **kwargs)
     return context.observer
 

@@ -380,8 +380,8 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
             observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, captions, seed=c), [concept.trigger],
                                    steps=calibration_steps, seed=c, keep_inputs=8 if adaround else 0) for c in range(calibrations)]
             for observer in observers:
-                for (abits, quantizer, mode), spec in _headroom_specs(precisions, quantizers).items():
-                    headroom.setdefault((abits, quantizer, mode), []).append(range_ratios(observer, spec, mode, TAQConfig().timestep_groups))
+                for key, config in _headroom_configs(precisions, quantizers).items():
+                    headroom.setdefault(key, []).append(range_ratios(observer, config))
             if sensitivity:
                 tokens += _sensitivity(p, prompts[0], concept, observers[0], evaluator, seed)
             source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
@@ -415,10 +415,10 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     return TaqReport(results, real, tokens, [c.id for c in picked], images, calibrations, headroom)
 
 
-def _headroom_specs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], QuantSpec]:
-    """The activation quantizers the bench's rows use, for each separation that protects something."""
+def _headroom_configs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], TAQConfig]:
+    """The activation precisions and quantizers the bench's rows use, for each separation that protects something."""
     bits = {PRECISIONS[p][1] if p in PRECISIONS else CROSS_ATTENTION_ONLY[p] for p in precisions}
-    return {(abits, quantizer, mode): QuantSpec(abits, quantizer, "tensor")
+    return {(abits, quantizer, mode): TAQConfig(abits=abits, quantizer=quantizer, mode=mode)
             for abits in bits for quantizer in quantizers for mode in MODES if mode != "plain"}
 
 

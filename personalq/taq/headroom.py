@@ -14,17 +14,15 @@ import statistics
 from dataclasses import dataclass
 
 from personalq.taq.activations import Observer
-from personalq.taq.quantizers import QuantSpec
+from personalq.taq.quantize import TAQConfig, activation_ranges
 
 PARTS = {"k": "keys", "v": "values", "p": "attention probabilities"}
 
 
 @dataclass(frozen=True)
 class RangeRatios:
-    """Span of ``mode``'s range over plain's, one entry per cross-attention layer (and timestep group, for ``p``)."""
+    """Span of a mode's range over plain's, one entry per cross-attention layer (and timestep group, for ``p``)."""
 
-    mode: str
-    spec: QuantSpec
     by_part: dict[str, list[float]]
 
     def median(self, part: str) -> float:
@@ -34,28 +32,25 @@ class RangeRatios:
         return min(self.by_part[part])
 
 
-def _span(bounds: list[float], spec: QuantSpec) -> float:
+def _span(lo: float, hi: float, config: TAQConfig) -> float:
     """What the rounding step is proportional to: the width for the linear grid, the peak for the log one."""
-    lo, hi = bounds
-    return hi - lo if spec.kind == "linear" else hi
+    return hi - lo if config.quantizer == "linear" else hi
 
 
-def range_ratios(observer: Observer, spec: QuantSpec, mode: str, timestep_groups: int) -> RangeRatios:
-    """``mode``'s searched range over plain's at every cross-attention site the calibration observed.
+def range_ratios(observer: Observer, config: TAQConfig) -> RangeRatios:
+    """The cross-attention ranges ``config`` quantizes with, over the ones plain PTQ would, site by site.
 
-    Below 1: protecting ``mode``'s tokens narrows the range the other tokens are rounded in. About 1: the
-    protected values were inside it, and protection can only save their own rounding error.
+    Below 1: protecting ``config.mode``'s tokens narrows the range the other tokens are rounded in. About 1:
+    the protected values were inside it, and protection can only save their own rounding error.
     """
+    protected = activation_ranges(observer, config, cross_attention_only=True)
+    plain = activation_ranges(observer, config.model_copy(update={"mode": "plain"}), cross_attention_only=True)
     by_part: dict[str, list[float]] = {part: [] for part in PARTS}
-    for site in sorted(observer.sites()):
-        base, _, observed_mode = site.partition("@")
-        part = base.rpartition(":")[2]
-        if observed_mode != "plain" or part not in PARTS:
-            continue
-        groups = 1 if part in ("k", "v") else timestep_groups  # K/V depend only on the prompt: one range
-        plain = observer.ranges(site, groups, spec).tolist()
-        protected = observer.ranges(f"{base}@{mode}", groups, spec).tolist()
-        by_part[part] += [_span(p, spec) / _span(q, spec) for p, q in zip(protected, plain) if _span(q, spec) > 0]
+    for site, plain_rows in plain.items():
+        part = site.rpartition(":")[2]
+        if part in PARTS:
+            by_part[part] += [_span(*mine, config) / _span(*theirs, config)
+                              for mine, theirs in zip(protected[site].tolist(), plain_rows.tolist()) if _span(*theirs, config) > 0]
     if not any(by_part.values()):
         raise KeyError("the calibration observed no cross-attention K, V or probabilities")
-    return RangeRatios(mode, spec, by_part)
+    return RangeRatios(by_part)
