@@ -9,19 +9,21 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+import unicodedata
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask
-from personalq.checkin.intent import Intent, parse_intent, prompt_text
-from personalq.checkin.reasoning import Decision, decide, rank
-from personalq.checkin.retrieval import CardCache, retrieve
+from personalq.checkin.intent import Intent, option_position, parse_intent, prompt_text
+from personalq.checkin.reasoning import Decision, decide, narrow, rank
+from personalq.checkin.reference import Reference, naming_spans, read_reference, reference_spans
+from personalq.checkin.retrieval import CardCache, Ranking, among, retrieve
+from personalq.checkin.tokens import words
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionState, SessionStore
 from personalq.repository.service import Repository, StoredCheckpoint
-from personalq.repository.versions import parse_version
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
@@ -63,14 +65,14 @@ class CheckinResult(BaseModel):
 class Reasoner(Protocol):
     name: str
 
-    def decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision: ...
+    def decide(self, intent: Intent, ranking: Ranking) -> Decision: ...
 
 
 class LocalReasoner:
     name = "local"
 
-    def decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision:
-        return decide(intent, candidates, scores)
+    def decide(self, intent: Intent, ranking: Ranking) -> Decision:
+        return decide(intent, ranking)
 
 
 class InvalidRequest(ValueError):
@@ -78,7 +80,7 @@ class InvalidRequest(ValueError):
 
 
 def _clean(text: str) -> str:
-    text = " ".join((text or "").split())
+    text = " ".join(unicodedata.normalize("NFKC", text or "").split())
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
     if len(text) > MAX_QUERY_CHARS:
@@ -92,79 +94,66 @@ class CheckIn:
         self.reasoner = reasoner or LocalReasoner()
         self.cache = CardCache(repository)
         self.store = SessionStore(repository)
-        self._qualifiers: tuple[int, frozenset[str]] | None = None
 
-    def _known_qualifiers(self, cards: int) -> frozenset[str]:
-        """Version qualifiers of this repository, recomputed when the card revision ``cards`` moves."""
-        if self._qualifiers is None or self._qualifiers[0] != cards:
-            from sqlalchemy import select
-
-            from personalq.repository.orm import Checkpoint
-
-            from bm25s.stopwords import STOPWORDS_EN
-
-            with self.repository.sessions() as session:
-                rows = session.execute(select(Checkpoint.version, Checkpoint.family_id).where(Checkpoint.version.is_not(None))).all()
-            # a qualifier is a word of version labels that never names a family ("pruned", "offset", "hileg"),
-            # so "arcade" in "Arcade V8" or "style" in "Gothic style 2" stays a content word
-            family_words = {w for _, family in rows for w in family.split("-")}
-            words = {q for version, _ in rows for q in parse_version(version).qualifiers
-                     if len(q) > 2 and not q.isdigit() and q not in STOPWORDS_EN and q not in family_words}
-            self._qualifiers = (cards, frozenset(words))
-        return self._qualifiers[1]
+    def _understand(self, text: str, now: dt.datetime) -> tuple[Intent, Reference]:
+        """The intent record (constraints) and the reference words (evidence) of one message."""
+        intent = parse_intent(text, now)
+        excluded = {w for phrase in intent.excluded for w in words(phrase)}
+        return intent, read_reference(text, intent.selection_spans, excluded)
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()
         query = _clean(query)
         now = now or dt.datetime.now()
-        revision = self.cache.refresh()
-        intent = parse_intent(query, now, self._known_qualifiers(revision.cards))
-        prompt = prompt_text(intent)
-        search_text = " ".join([prompt, *intent.styles, *intent.version_qualifiers]).strip() or query
-        found = retrieve(self.repository, self.cache, revision, intent, search_text)
-        scores = {c.id: found.fused.get(c.id, 0.0) + 0.01 * found.dense.get(c.id, 0.0) for c in found.checkpoints}
-        decision = self._decide(intent, found.checkpoints, scores)
-        result = self._finish(query, now, intent, prompt, decision, scores, session_id=None)
+        self.cache.refresh()
+        intent, reference = self._understand(query, now)
+        ranking = retrieve(self.cache, intent, reference)
+        decision = self._decide(intent, ranking)
+        scores = {r.card.id: r.total for r in ranking.candidates}
+        result = self._finish(query, now, intent, decision, scores, session_id=None)
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
     def answer(self, session_id: str, text: str) -> CheckinResult:
-        """Continue a clarification: an option's label (exactly or nearly) or free text narrows the candidates."""
+        """Continue a clarification: an option's label or position, or free text that narrows the candidates
+        ("the heavy one", "v2", "the newest", "the one by konyconi")."""
         started = time.perf_counter()
         text = _clean(text)
         row, state = self.store.load(session_id)
-        revision = self.cache.refresh()
+        self.cache.refresh()
         remaining = self.cache.get_many(state.candidate_ids)
         chosen_ids = self._match_option(text, state.options)
-        intent = parse_intent(text, row.now, self._known_qualifiers(revision.cards))
+        intent, reference = self._understand(text, row.now)
         if chosen_ids is not None:
             narrowed = [c for c in remaining if c.id in chosen_ids]
             decision = Decision("selected" if len(narrowed) == 1 else "clarify", rank(narrowed, state.scores))
         else:
-            decision = decide(intent, remaining, state.scores)
-            if decision.status == "no_match":  # the answer fits none of the options: ask again, keep the session
+            decision = narrow(intent, among(self.cache, remaining, reference))
+            if decision.status == "no_match" or len(decision.remaining) == len(remaining):
                 options = ", ".join(o.label for o in state.options)
-                result = CheckinResult(status="clarify", question=f"Sorry, I could not match that. Please choose one of: {options}.",
+                result = CheckinResult(status="clarify", question=f"Sorry, I could not tell which one from that. Please choose one of: {options}.",
                                        options=state.options, session=session_id, reason=decision.reason)
                 result.latency_ms = (time.perf_counter() - started) * 1000
                 return result
-        result = self._finish(row.query, row.now, intent, state.prompt, decision, state.scores, session_id=session_id)
+        result = self._finish(row.query, row.now, intent, decision, state.scores, session_id=session_id)
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision:
+    def _decide(self, intent: Intent, ranking: Ranking) -> Decision:
         try:
-            return self.reasoner.decide(intent, candidates, scores)
+            return self.reasoner.decide(intent, ranking)
         except Exception as exc:  # an LLM backend failing must never cost the person an answer
             log.warning("%s reasoning failed (%s); using the local engine", self.reasoner.name, exc)
-            return decide(intent, candidates, scores)
+            return decide(intent, ranking)
 
     @staticmethod
     def _match_option(text: str, options: list[Option]) -> list[str] | None:
         if not options:
             return None
+        if (position := option_position(text)) is not None and position < len(options):
+            return options[position].checkpoint_ids
         labels = [o.label for o in options]
         for option in options:
             if option.label.lower() == text.lower().strip():
@@ -174,12 +163,21 @@ class CheckIn:
             return options[best[2]].checkpoint_ids
         return None
 
-    def _finish(self, query: str, now: dt.datetime, intent: Intent, prompt: str, decision: Decision,
+    def _prompt(self, query: str, now: dt.datetime, card: StoredCheckpoint | None) -> str:
+        """What the first message asks to draw: without its selection phrases and the words that named
+        ``card``, with the card's trigger put in."""
+        intent, reference = self._understand(query, now)
+        if card is None:
+            return prompt_text(intent, reference_spans(reference))
+        return rewrite_prompt(prompt_text(intent, naming_spans(reference, card)), card)
+
+    def _finish(self, query: str, now: dt.datetime, intent: Intent, decision: Decision,
                 scores: dict[str, float], session_id: str | None) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
             card = decision.chosen
-            result = CheckinResult(status="selected", checkpoint_id=card.id, prompt=rewrite_prompt(prompt, card), session=session_id,
+            prompt = self._prompt(query, now, card)
+            result = CheckinResult(status="selected", checkpoint_id=card.id, prompt=prompt, session=session_id,
                                    engine=engine, intent=intent.describe())
             if session_id:
                 self.store.update(session_id, "selected", SessionState(prompt=prompt, candidate_ids=[card.id], options=[]))
@@ -192,7 +190,7 @@ class CheckIn:
         else:
             question = ask(decision.remaining)
             text, options = question.text, question.options
-        state = SessionState(prompt=prompt, candidate_ids=[c.id for c in decision.remaining], options=options,
+        state = SessionState(prompt=self._prompt(query, now, None), candidate_ids=[c.id for c in decision.remaining], options=options,
                              scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining})
         if session_id:
             self.store.update(session_id, "clarify", state)

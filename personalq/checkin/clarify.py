@@ -51,11 +51,11 @@ def _style_label(card: StoredCheckpoint) -> str:
 
 
 ATTRIBUTES = (
-    ("family", _family_label, "Which one do you mean: {options}?"),
-    ("version", _version_label, "Which version: {options}?"),
-    ("date", _month_label, "Which one: the {options} model?"),
-    ("style", _style_label, "Which style: {options}?"),
-    ("day", _day_label, "Which one: the one from {options}?"),
+    ("family", _family_label, "Several models fit. Which one do you mean: {options}?"),
+    ("version", _version_label, "Which version of {family}: {options}?"),
+    ("date", _month_label, "Which {family} do you mean: the {options} one?"),
+    ("style", _style_label, "Which style of {family}: {options}?"),
+    ("day", _day_label, "Which {family} do you mean: the one from {options}?"),
 )
 
 
@@ -82,11 +82,20 @@ def ask(candidates: list[StoredCheckpoint]) -> Question:
             break
     if best is None:  # indistinguishable by metadata: fall back to names
         groups = {f"{c.name} ({_day_label(c)})": [c.id] for c in candidates}
-        best = (len(groups), "name", groups, "Which one do you mean: {options}?")
+        best = (len(groups), "name", groups, "Several checkpoints fit. Which one do you mean: {options}?")
     _, attribute, groups, template = best
+    families = {_family_label(c) for c in candidates}
+    family = next(iter(families)) if len(families) == 1 else "these models"
+    if len(families) > 1 and attribute != "family" and len(candidates) <= MAX_OPTIONS:
+        # several models: each option says which model and which version
+        groups = {}
+        for card in candidates:
+            label = card.name if card.name not in groups else f"{card.name} ({_day_label(card)})"
+            groups[label] = [card.id]
+        attribute, template = "name", ATTRIBUTES[0][2]
     ordered = list(groups.items())
     if attribute in ("version", "date", "day"):
         first = {c.id: c for c in candidates}
         ordered.sort(key=lambda kv: max(first[i].created_at for i in kv[1]), reverse=True)
     options = [Option(label=label, checkpoint_ids=ids) for label, ids in ordered[:MAX_OPTIONS]]
-    return Question(template.format(options=_join([o.label for o in options])), options, attribute)
+    return Question(template.format(options=_join([o.label for o in options]), family=family), options, attribute)

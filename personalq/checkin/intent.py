@@ -19,11 +19,17 @@ Order = Literal["newest", "oldest"]
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
              "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10}
-_VERSION = re.compile(r"\b(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*)(?P<n>\d+(?:\.\d+)*)(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)\b", re.I)
+_VERSION = re.compile(r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
+                      r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
+                      r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))", re.I)
+# sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
+_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?)(?![a-z])", re.I)
+_BASE_MODEL = re.compile(r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I)
 _ORDINAL_VERSION = re.compile(r"\b(?:the\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build)\b", re.I)
 _LATEST_VERSION = re.compile(r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I)
-_NEWEST = re.compile(r"\b(?:most\s+)?(?:latest|newest|recent(?:ly)?(?:\s+(?:created|made|trained))?|fresh(?:est)?|new)\b", re.I)
-_OLDEST = re.compile(r"\b(?:oldest|earliest|original|very first|first)\b", re.I)
+_NEWEST = re.compile(r"\b(?:most\s+)?(?:latest|newest|newer|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
+                     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую", re.I)
+_OLDEST = re.compile(r"\b(?:oldest|older|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I)
 _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
 _LAST_USED = re.compile(r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?", re.I)
@@ -59,6 +65,8 @@ class Intent:
     version_qualifiers: list[str] = field(default_factory=list)
     version_order: Order | None = None  # "latest version", "first version"
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
+    quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
+    base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -123,10 +131,10 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     for m in _VERSION.finditer(text):
         if _overlaps(m.span(), spans):
             continue
-        parts = tuple(int(p) for p in m.group("n").split("."))
+        parts = tuple(int(p) for p in (m.group("n") or m.group("n2")).split("."))
         intent.version_parts = parts
         intent.version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
-        intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual")) if q]
+        intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual") or "") if q]
         spans.append(m.span())
         break
     if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
@@ -136,6 +144,16 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     if (m := _LATEST_VERSION.search(text)) and not _overlaps(m.span(), spans):
         intent.version_order = "newest"
         spans.append(m.span())
+
+    for m in _QUANTITY.finditer(text):
+        if not _overlaps(m.span(), spans):
+            intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))
+            spans.append(m.span())
+    for m in _BASE_MODEL.finditer(text):
+        if not _overlaps(m.span(), spans):
+            v = m.group("v").lower()
+            intent.base_models.append({"xl": "sdxl", "2": "sd-2", "1": "sd-1"}.get(v, f"sd-{v}"))
+            spans.append(m.span())
 
     if qualifiers:
         for m in _qualifier_pattern(qualifiers).finditer(text.lower()):
@@ -187,11 +205,36 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     return intent
 
 
-def prompt_text(intent: Intent) -> str:
-    """The request with its selection phrases removed: what the image should show."""
+_OPTION = re.compile(r"^\s*(?:the\s+)?(?:(?P<o>" + "|".join(_ORDINALS) + r")|(?:option|number|no\.?|#)\s*(?P<n>\d+)|(?P<d>\d))"
+                     r"(?:\s+(?:one|option|choice))?\s*[.!]?\s*$", re.I)
+
+
+def option_position(text: str) -> int | None:
+    """The 0-based option an answer points at by position ("the second one", "option 2", "3"), if it does."""
+    m = _OPTION.match(text)
+    if not m:
+        return None
+    number = _ORDINALS[m.group("o").lower()] if m.group("o") else int(m.group("n") or m.group("d"))
+    return number - 1 if number >= 1 else None
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
+    """The request with its selection phrases (and the ``naming`` spans: the words that named the
+    checkpoint) removed: what the image should show."""
     text = intent.text
-    for start, end in sorted(intent.selection_spans, reverse=True):
-        start -= len(_DANGLING.search(text[:start]).group(0))
+    # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
+    cuts = [(start - len(_DANGLING.search(text[:start]).group(0)), end) for start, end in [*intent.selection_spans, *naming]]
+    for start, end in reversed(_merge(cuts)):
         text = text[:start] + " " + text[end:]
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)

@@ -1,9 +1,10 @@
-"""Candidate retrieval: dense (Chroma) and BM25 fused by reciprocal rank fusion, then widened.
+"""Candidates for a request: every checkpoint its reference words point at, with the evidence for each.
 
-Widening matters because versions of one concept have near-identical card text: text similarity cannot
-tell v2 from v3, so every version of each retrieved family is brought in and competes on metadata. A third,
-structured channel adds every checkpoint whose card names a subject the request names (the repository's
-term table), so a family that text search ranked 11th is not silently lost.
+The repository's cards are held in a :class:`~personalq.checkin.evidence.SelectionIndex` rebuilt when the card
+revision moves, so a request costs a few inverted-index look-ups rather than a text search whose ranking the
+picture's words would steer ("a lighthouse ... with Big Pixel Style" is about Big Pixel Style). A request that
+names no checkpoint at all but a time ("the lora I got last week", "my newest model") gets every checkpoint
+inside its windows instead.
 """
 
 from __future__ import annotations
@@ -12,25 +13,46 @@ from dataclasses import dataclass
 
 from sqlalchemy import and_, or_, select
 
+from personalq.checkin.evidence import SelectionIndex
 from personalq.checkin.intent import Intent
-
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS
-from personalq.repository.index import reciprocal_rank_fusion
+from personalq.checkin.reference import Reference
 from personalq.repository.orm import Checkpoint, CheckpointTerm
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
-RRF_K = 60
-TOP_K = 10
-SUBJECT_CHANNEL_LIMIT = 400
+WINDOW_LIMIT = 400
 
 
 @dataclass
-class Candidates:
-    checkpoints: list[StoredCheckpoint]
-    fused: dict[str, float]  # RRF score of the text-retrieved ones; 0 for the widened
-    dense: dict[str, float]
+class Ranked:
+    """One candidate and its evidence (see :mod:`personalq.checkin.evidence`)."""
 
+    card: StoredCheckpoint
+    family: float = 0.0  # evidence every version of its model shares
+    own: float = 0.0  # evidence only this version has
+    coverage: float = 1.0  # share of the reference phrase's weight it matched (1 when the request marks none)
+    matched: frozenset[int] = frozenset()  # request words it matched
+    labelled: frozenset[int] = frozenset()  # request words found in its version label alone
+    strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
+
+    @property
+    def total(self) -> float:
+        return self.family + self.own
+
+
+@dataclass
+class Ranking:
+    """What retrieval hands to reasoning: candidates, best first, and how the request referred to them."""
+
+    candidates: list[Ranked]
+    reference: Reference
+    by_time_only: bool = False  # no reference words: candidates are the checkpoints inside the time windows
+    unique_word: float = 1.0  # the evidence of one word that only one model has, in this repository
+
+    @property
+    def cards(self) -> list[StoredCheckpoint]:
+        return [r.card for r in self.candidates]
 
 class CardCache:
     """Parsed cards by id, kept while the repository's revision stands; keeps per-request cost off JSON parsing.
@@ -43,6 +65,7 @@ class CardCache:
         self.repository = repository
         self._revision: Revision | None = None
         self._cards: dict[str, StoredCheckpoint] = {}
+        self._index: tuple[int, SelectionIndex] | None = None
 
     def refresh(self) -> Revision:
         revision = self.repository.revision()
@@ -57,18 +80,16 @@ class CardCache:
                 self._cards[card.id] = card
         return [self._cards[i] for i in ids if i in self._cards]
 
-
-def _family_ids(repository: Repository, ids: list[str]) -> list[str]:
-    with repository.sessions() as session:
-        return list(session.scalars(select(Checkpoint.family_id).where(Checkpoint.id.in_(ids)).distinct()))
-
-
-def _family_member_ids(repository: Repository, family_ids: list[str]) -> list[str]:
-    with repository.sessions() as session:
-        return list(session.scalars(select(Checkpoint.id).where(Checkpoint.family_id.in_(family_ids))))
+    def index(self) -> SelectionIndex:
+        """The selection index of the current cards, rebuilt when a card changes (not when one is used)."""
+        cards_revision = self._revision.cards if self._revision else self.refresh().cards
+        if self._index is None or self._index[0] != cards_revision:
+            self._index = (cards_revision, SelectionIndex(self.repository.list()))
+        return self._index[1]
 
 
 def _subject_ids(repository: Repository, subjects: list[str], limit: int) -> list[str]:
+    """Checkpoints whose subjects or tags name one of ``subjects`` (or a synonym), newest first."""
     words = {w for s in subjects for w in (s, *SUBJECT_SYNONYMS.get(s, ()))}
     if not words:
         return []
@@ -87,6 +108,10 @@ def _subject_ids(repository: Repository, subjects: list[str], limit: int) -> lis
 def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]:
     """For requests that name only a time ("the one I used yesterday"): checkpoints inside the windows."""
     column, windows = (Checkpoint.last_used_at, intent.used) if intent.used else (Checkpoint.created_at, intent.created)
+    if not windows and (intent.used_order or intent.order):
+        column = Checkpoint.last_used_at if intent.used_order else Checkpoint.created_at
+        with repository.sessions() as session:
+            return list(session.scalars(select(Checkpoint.id).where(column.is_not(None)).order_by(column.desc()).limit(limit)))
     if not windows:
         return []
     condition = or_(*[and_(column >= w.start, column < w.end) for w in windows])
@@ -94,15 +119,44 @@ def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]
         return list(session.scalars(select(Checkpoint.id).where(condition).order_by(column.desc()).limit(limit)))
 
 
-def retrieve(repository: Repository, cache: CardCache, revision: Revision, intent: Intent, text: str, k: int = TOP_K) -> Candidates:
-    dense = repository.search_dense(text, k=k * 3) if text.strip() else []
-    sparse = repository.search_sparse(text, k=k * 3, cards_revision=revision.cards) if text.strip() else []
-    fused = dict(reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in sparse]], k=RRF_K)[:k])
-    ids = list(fused)
-    if ids:
-        ids += [i for i in _family_member_ids(repository, _family_ids(repository, ids)) if i not in fused]
-    ids += _subject_ids(repository, intent.subjects, SUBJECT_CHANNEL_LIMIT)
-    if not intent.subjects and not intent.terms:
-        ids += _window_ids(repository, intent, SUBJECT_CHANNEL_LIMIT)
-    ids = list(dict.fromkeys(ids))
-    return Candidates(cache.get_many(ids), fused, dict(dense))
+def among(cache: CardCache, cards: list[StoredCheckpoint], reference: Reference) -> Ranking:
+    """Evidence for an answer to a clarification, over the candidates still open."""
+    index = cache.index()
+    evidence = index.score(reference.words) if reference.words else None
+    ranked = []
+    for card in cards:
+        i = index.position.get(card.id)
+        if evidence is None or i is None:
+            ranked.append(Ranked(card))
+        else:
+            ranked.append(Ranked(card, float(evidence.family[i]), float(evidence.own[i]), 1.0,
+                                 frozenset(evidence.matched.get(i, ())), frozenset(evidence.labelled.get(i, ()))))
+    return Ranking(ranked, reference)
+
+
+def timed(intent: Intent) -> bool:
+    return bool(intent.created or intent.used or intent.order or intent.used_order)
+
+
+def by_time(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
+    """The checkpoints inside the request's time windows (or all, newest first, for "my newest model")."""
+    ids = _window_ids(cache.repository, intent, WINDOW_LIMIT)
+    return Ranking([Ranked(card) for card in cache.get_many(ids)], reference, by_time_only=True)
+
+
+def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
+    """Score every checkpoint against the reference words; keep those with any evidence, best first."""
+    if not reference.words or (reference.names_nothing and timed(intent)):
+        return by_time(cache, intent, reference)
+    index = cache.index()
+    evidence = index.score(reference.words, reference.phrase, reference.tentative)
+    candidates = [Ranked(index.cards[i], float(evidence.family[i]), float(evidence.own[i]), float(evidence.coverage[i]),
+                         frozenset(words), frozenset(evidence.labelled.get(i, ())), float(evidence.strong[i]))
+                  for i, words in evidence.matched.items()]
+    unique = index.max_idf
+    if intent.used or intent.used_order:  # the index's cards may predate their last use
+        fresh = {c.id: c for c in cache.get_many([r.card.id for r in candidates])}
+        for r in candidates:
+            r.card = fresh.get(r.card.id, r.card)
+    candidates.sort(key=lambda r: (-r.total, -r.card.created_at.timestamp(), r.card.id))
+    return Ranking(candidates, reference, unique_word=unique)

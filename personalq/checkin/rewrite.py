@@ -14,7 +14,8 @@ from personalq.checkin.lexicon import SUBJECT_SYNONYMS, canonical_subject
 from personalq.repository.card import StoredCheckpoint
 
 
-def _subject_phrases(card: StoredCheckpoint) -> list[str]:
+def subject_phrases(card: StoredCheckpoint) -> list[str]:
+    """Words and phrases that name the card's subject, synonyms included, longest first."""
     phrases = set()
     for subject in card.subjects:
         phrases.add(subject.lower())
@@ -36,11 +37,11 @@ def rewrite_prompt(prompt: str, card: StoredCheckpoint) -> str:
     if trigger.lower() in prompt.lower():
         return prompt
     rewritten = prompt
-    for phrase in _subject_phrases(card):
+    for phrase in subject_phrases(card):
         words = phrase.split()
         body = r"[\s-]+".join(re.escape(w) for w in words[:-1]) + (r"[\s-]+" if len(words) > 1 else "") + re.escape(words[-1])
         pattern = re.compile(rf"(?<![<\w-])(?:{body})(?:e?s)?(?![\w>-])", re.I)
-        rewritten = pattern.sub(trigger, rewritten)
+        rewritten = pattern.sub(lambda _: trigger, rewritten)  # a trigger is text, never a replacement template
     if rewritten != prompt:
         return re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", rewritten)
     if is_style_checkpoint(card):

@@ -18,6 +18,7 @@ def api_model(record: dict) -> dict:
         "name": record["name"],
         "type": record.get("type", "LORA"),
         "tags": record.get("tags") or [],
+        "creator": record.get("creator"),
         "description": record.get("description") or "",
         "modelVersions": record.get("versions") or [],
     }

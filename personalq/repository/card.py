@@ -80,6 +80,7 @@ class Card(BaseModel):
     version: str | None = None
     kind: Kind = "lora"
     base_model: str = "sd-1.5"
+    creator: str | None = Field(default=None, max_length=200)  # who trained it: Civitai user, modelspec.author
     triggers: list[str] = Field(default_factory=list)
     subjects: list[str] = Field(default_factory=list)
     styles: list[str] = Field(default_factory=list)
@@ -97,9 +98,9 @@ class Card(BaseModel):
             raise ValueError("id must be 1-128 characters of letters, digits and . _ : + - (no spaces or slashes)")
         return value
 
-    @field_validator("version", mode="before")
+    @field_validator("version", "creator", mode="before")
     @classmethod
-    def _version_text(cls, value: object) -> str | None:
+    def _optional_text(cls, value: object) -> str | None:
         return None if value is None or value == "" else str(value)
 
     @field_validator("triggers", "subjects", "styles", "tags", mode="before")
@@ -179,6 +180,8 @@ class Card(BaseModel):
                 parts.append(f"{label}: {', '.join(values)}")
         if self.version:
             parts.append(f"version {self.version}")
+        if self.creator:
+            parts.append(f"by {self.creator}")
         parts.append(f"{self.kind.replace('_', ' ')} for {self.base_model}")
         return ". ".join(parts)
 

@@ -36,6 +36,7 @@ class Checkpoint(Base):
     version_number: Mapped[float | None] = mapped_column(Float)
     kind: Mapped[str] = mapped_column(String(32), index=True)
     base_model: Mapped[str] = mapped_column(String(200))
+    creator: Mapped[str | None] = mapped_column(String(200), index=True)
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime, index=True)

@@ -69,6 +69,7 @@ class CheckpointFilter:
     family: str | None = None
     style: str | None = None
     kind: str | None = None
+    creator: str | None = None
     text: str | None = None
     since: dt.datetime | None = None
     until: dt.datetime | None = None
@@ -167,6 +168,8 @@ class Repository:
             query = query.where(Checkpoint.family_id == slugify(f.family))
         if f.kind:
             query = query.where(Checkpoint.kind == f.kind)
+        if f.creator:
+            query = query.where(func.lower(Checkpoint.creator) == f.creator.lower())
         if f.since:
             query = query.where(Checkpoint.created_at >= f.since)
         if f.until:
@@ -347,6 +350,7 @@ class Repository:
         row.version_number = card.version_info.number
         row.kind = card.kind
         row.base_model = card.base_model
+        row.creator = card.creator
         row.description = card.description
         row.created_at = card.created_at
         row.last_used_at = card.last_used_at if target is None else (card.last_used_at or target.last_used_at)

@@ -10,6 +10,7 @@ from personalq.checkin.clarify import MAX_OPTIONS, Option
 from personalq.checkin.intent import Intent
 from personalq.checkin.llm.clients import LLMClient, LLMError
 from personalq.checkin.reasoning import Decision, decide
+from personalq.checkin.retrieval import Ranking
 from personalq.repository.card import StoredCheckpoint
 
 log = logging.getLogger(__name__)
@@ -22,7 +23,9 @@ Answer with one JSON object:
 {"decision": "select" | "clarify", "checkpoint_id": "<id, when select>",
  "question": "<one short question, when clarify>", "options": [{"label": "<few words>", "checkpoint_ids": ["<id>", ...]}],
  "reason": "<one line>"}
-Select only when exactly one candidate fits. When several fit, ask ONE question with 2 to 5 options about what tells
+The request mixes which checkpoint to use (a name, creator, version, date) with what to draw: only the first
+decides. "words_naming_the_checkpoint" lists the words the person used to name it, when they marked any; words
+that describe the picture are never evidence for a checkpoint. Select only when exactly one candidate fits. When several fit, ask ONE question with 2 to 5 options about what tells
 them apart (family, version, date or style), worded for a person, without ids in the labels."""
 
 
@@ -32,8 +35,11 @@ def _card_data(card: StoredCheckpoint) -> dict:
             "styles": card.styles, "subjects": card.subjects, "description": card.description[:300]}
 
 
-def _message(intent: Intent, candidates: list[StoredCheckpoint]) -> str:
+def _message(intent: Intent, ranking: Ranking, candidates: list[StoredCheckpoint]) -> str:
+    reference = ranking.reference
+    naming = [reference.words[i].forms[0] for i in sorted(reference.phrase)]
     return json.dumps({"request": intent.text, "today": f"{intent.now:%Y-%m-%d}", "understood": intent.describe(),
+                       "words_naming_the_checkpoint": naming,
                        "candidates": [_card_data(c) for c in candidates[:MAX_CANDIDATES]]}, ensure_ascii=False)
 
 
@@ -44,13 +50,13 @@ class LLMReasoner:
         self.client = client
         self.name = client.name
 
-    def decide(self, intent: Intent, candidates: list[StoredCheckpoint], scores: dict[str, float]) -> Decision:
-        local = decide(intent, candidates, scores)
+    def decide(self, intent: Intent, ranking: Ranking) -> Decision:
+        local = decide(intent, ranking)
         if local.status == "no_match" or len(local.remaining) < 2:
             return local
         pool = local.remaining[:MAX_CANDIDATES]
         try:
-            reply = self.client.complete_json(SYSTEM, _message(intent, pool))
+            reply = self.client.complete_json(SYSTEM, _message(intent, ranking, pool))
             return self._validated(reply, pool, local)
         except (LLMError, ValueError) as exc:
             log.warning("LLM reasoning unusable (%s); keeping the local engine's decision", exc)

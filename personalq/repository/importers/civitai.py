@@ -48,6 +48,9 @@ def version_card_fields(version: dict, model: dict) -> dict:
         if word and word not in triggers:
             triggers.append(word)
     tags = [t if isinstance(t, str) else t.get("name", "") for t in (model.get("tags") or [])]
+    creator = model.get("creator")
+    if isinstance(creator, dict):  # the API nests it: {"username": ..., "image": ...}
+        creator = creator.get("username")
     return {
         "id": f"civitai-{version.get('id')}",
         "name": f"{model_name} {version_name}".strip() if version_name and version_name not in model_name else model_name,
@@ -55,6 +58,7 @@ def version_card_fields(version: dict, model: dict) -> dict:
         "version": version_name or None,
         "kind": _KINDS.get(str(model.get("type", "lora")).lower().replace(" ", ""), "lora"),
         "base_model": normalise_base_model(version.get("baseModel")),
+        "creator": creator if isinstance(creator, str) and creator.strip() else None,
         "triggers": triggers,
         "tags": [t for t in tags if t],
         "description": plain_text(version.get("description") or model.get("description")),

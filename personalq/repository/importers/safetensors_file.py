@@ -90,6 +90,7 @@ class SafetensorsImporter:
             "version": version.short if version.number is not None else None,
             "kind": _kind(tensors, meta),
             "base_model": _base_model(meta),
+            "creator": meta.get("modelspec.author") or None,
             "triggers": triggers,
             "tags": tags,
             "description": str(meta.get("modelspec.description", ""))[:2000],

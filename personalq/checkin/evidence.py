@@ -1,0 +1,253 @@
+"""Selection evidence: how strongly a request's words point at each checkpoint, field by field.
+
+A fielded, BM25-style score kept in memory for the whole repository (rebuilt when its card revision moves).
+Every card field is tokenized (:mod:`personalq.checkin.tokens`) and weighted by what it says about identity:
+the model's name, its creator, its version label and trigger words are strong evidence; tags, subjects and
+styles weaker; description words weakest, since real descriptions are long and mostly about what the model
+draws. Each token's weight is its inverse family frequency, so "style" or "girl", which hundreds of families
+share, add little, while "teaclolormix" or "konyconi" decide. Each request word counts once per card, at its
+best field; words a person misspells or runs together still meet the name (typo-tolerant and squashed matches).
+
+Scores are split in two. *Family* evidence is what every version of a model shares (its name, creator,
+tags, description); *own* evidence is what only some versions have (a version label, a trigger word, the
+words of a name that its siblings lack). Family evidence decides which models a request names; own evidence
+decides which of their versions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
+from personalq.repository.card import StoredCheckpoint
+
+# how much a match in each field says about which checkpoint is meant
+FIELD_WEIGHTS = {"name": 1.0, "creator": 1.0, "trigger": 0.9, "version": 0.9, "subject": 0.6, "tag": 0.5, "style": 0.4,
+                 "description": 0.2}
+# fields whose differences between versions tell the versions apart
+VERSION_FIELDS = ("name", "version", "trigger")
+FUZZY_MIN_LENGTH = 5
+FUZZY_MIN_RATIO = 84.0
+PREFIX_MIN_LENGTH = 4
+PREFIX_SIMILARITY = 0.75
+STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
+MAX_JOINED = 3  # "gost busters" -> "gostbusters"
+MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
+_BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
+
+
+def _version_text(card: StoredCheckpoint) -> str:
+    return str(card.version or "")
+
+
+def model_name(card: StoredCheckpoint) -> str:
+    """The name without a trailing version label ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服")."""
+    name, version = card.name, _version_text(card).strip()
+    if version and len(name) > len(version) and name.lower().endswith(version.lower()):
+        name = name[: -len(version)].rstrip(" -_:([")
+    return name or card.name
+
+
+def card_fields(card: StoredCheckpoint) -> dict[str, set[str]]:
+    """Tokens of each field of ``card``."""
+    return {
+        "name": field_tokens(model_name(card)),
+        "creator": field_tokens(card.creator or ""),
+        "version": field_tokens(_version_text(card)),
+        "trigger": set().union(*(field_tokens(t) for t in card.triggers)) if card.triggers else set(),
+        "subject": set().union(*(field_tokens(s) for s in card.subjects)) if card.subjects else set(),
+        "tag": set().union(*(field_tokens(t) for t in card.tags)) if card.tags else set(),
+        "style": set().union(*(field_tokens(s) for s in card.styles)) if card.styles else set(),
+        "description": set(words(card.description)),
+    }
+
+
+@dataclass(frozen=True)
+class QueryWord:
+    """One word of a request: the forms it may stand for ("NiΘ" and "nith"; "TeaMix", "tea" and "mix"), where
+    it stands (runs of one text are numbered in order), and how much a match on it counts."""
+
+    forms: tuple[str, ...]
+    position: int
+    weight: float = 1.0
+
+
+@dataclass
+class Evidence:
+    """Per-card scores for one request (arrays aligned with :attr:`SelectionIndex.cards`)."""
+
+    family: np.ndarray  # evidence every version of the card's model shares
+    own: np.ndarray  # evidence only this version has (name, version label, trigger)
+    matched: dict[int, set[int]]  # card index -> positions of the request words it matched
+    coverage: np.ndarray  # share of the reference phrase's weight matched, field strength included
+    labelled: dict[int, set[int]]  # card index -> request words found in its version label alone
+    strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.family + self.own
+
+
+class SelectionIndex:
+    """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
+
+    def __init__(self, cards: list[StoredCheckpoint]):
+        self.cards = cards
+        self.position = {c.id: i for i, c in enumerate(cards)}
+        self.family_of = [c.family or c.id for c in cards]
+        per_card = [card_fields(c) for c in cards]
+        common = self._family_common(per_card, self.family_of)
+        family_post: dict[str, dict[int, float]] = defaultdict(dict)
+        own_post: dict[str, dict[int, float]] = defaultdict(dict)
+        label_post: dict[str, dict[int, float]] = defaultdict(dict)
+        families_with: dict[str, set[str]] = defaultdict(set)
+        for i, fields in enumerate(per_card):
+            shared = common[self.family_of[i]]
+            for field, tokens in fields.items():
+                weight = FIELD_WEIGHTS[field]
+                own_field = field in VERSION_FIELDS
+                for token in tokens:
+                    families_with[token].add(self.family_of[i])
+                    target = own_post if own_field and token not in shared else family_post
+                    if weight > target[token].get(i, 0.0):
+                        target[token][i] = weight
+                    if field == "version" and token not in shared:
+                        label_post[token][i] = weight
+        families = max(1, len(set(self.family_of)))
+        self.idf = {t: math.log(1 + (families - len(f) + 0.5) / (len(f) + 0.5)) for t, f in families_with.items()}
+        self.max_idf = math.log(1 + (families + 0.5) / 1.5)
+        self._family = {t: self._arrays(p) for t, p in family_post.items()}
+        self._label = {t: set(p) for t, p in label_post.items()}
+        self._mentions: dict[str, list[int]] = defaultdict(list)  # squashed whole names -> cards
+        for i, card in enumerate(cards):
+            for text, field in ((model_name(card), "name"), (_version_text(card), "version")):
+                whole = squash(text)
+                if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
+                    self._mentions[whole].append(i if field == "name" else -1 - i)
+        self._own = {t: self._arrays(p) for t, p in own_post.items()}
+        self.vocabulary = sorted(self.idf)
+        self._by_length: dict[int, list[str]] = defaultdict(list)
+        for token in self.vocabulary:
+            if not is_unspaced(token):
+                self._by_length[len(token)].append(token)
+
+    @staticmethod
+    def _family_common(per_card: list[dict[str, set[str]]], family_of: list[str]) -> dict[str, set[str]]:
+        """Per family, the version-field tokens every member has: they name the model, not a version."""
+        common: dict[str, set[str]] = {}
+        for fields, family in zip(per_card, family_of):
+            tokens = set().union(*(fields[f] for f in VERSION_FIELDS))
+            common[family] = tokens if family not in common else common[family] & tokens
+        return common
+
+    @staticmethod
+    def _arrays(postings: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+        return np.fromiter(postings, dtype=np.int64), np.fromiter(postings.values(), dtype=np.float64)
+
+    def family_members(self, index: int) -> list[int]:
+        family = self.family_of[index]
+        return [i for i, f in enumerate(self.family_of) if f == family]
+
+    def _near(self, text: str, prefix: bool = True) -> list[tuple[str, float]]:
+        """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name."""
+        found: list[tuple[str, float]] = []
+        if text in self.idf:
+            found.append((text, 1.0))
+        elif len(text) >= FUZZY_MIN_LENGTH and not is_unspaced(text):
+            pool = [t for n in range(len(text) - 2, len(text) + 3) for t in self._by_length.get(n, ())]
+            for token, ratio, _ in process.extract(text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5):
+                found.append((token, (ratio / 100.0) ** 2))
+        if prefix and len(text) >= PREFIX_MIN_LENGTH and not is_unspaced(text):
+            start = bisect.bisect_left(self.vocabulary, text)
+            for token in self.vocabulary[start : start + 20]:
+                if not token.startswith(text):
+                    break
+                if token != text and len(text) >= 0.5 * len(token):
+                    found.append((token, PREFIX_SIMILARITY))
+        return found
+
+    def mass(self, word: QueryWord) -> float:
+        """How much naming ``word`` says: the inverse family frequency of what it stands for, or, for a word
+        the repository has never seen, as much as its rarest word (it names something we do not have)."""
+        known = [self.idf[t] * s for form in word.forms for t, s in self._near(form)]
+        if known:
+            return max(known)
+        return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
+
+    def tokens_of(self, index: int) -> set[str]:
+        """Every token of the card at ``index`` (for negations: "not the offset one")."""
+        return set().union(*card_fields(self.cards[index]).values())
+
+    def score(self, query: list[QueryWord], phrase: set[int] = frozenset(), tentative: set[int] = frozenset()) -> Evidence:
+        """Family and own evidence of every card for the request words ``query``; ``phrase`` are the indices of
+        the words the person used to name the model (``tentative`` ones count only when known)."""
+        n = len(self.cards)
+        family_total, own_total = np.zeros(n), np.zeros(n)
+        matched: dict[int, set[int]] = defaultdict(set)
+        # (first word, past the last word, text, whether a longer name may start with it)
+        spans = [(i, i + 1, form, k == 0) for i, word in enumerate(query) for k, form in enumerate(word.forms)]
+        for length in range(2, MAX_JOINED + 1):
+            for i in range(len(query) - length + 1):
+                group = query[i : i + length]
+                if all(not is_unspaced(w.forms[0]) for w in group) and group[-1].position - group[0].position == length - 1:
+                    spans.append((i, i + length, "".join(w.forms[0] for w in group), True))
+        # per request word: the best family and own contribution for each card
+        best_family = np.zeros((len(query), n))
+        best_own = np.zeros((len(query), n))
+        best_strong = np.zeros((len(query), n))
+        labelled: dict[int, set[int]] = defaultdict(set)
+        for start, end, text, prefix in spans:
+            for token, similarity in self._near(text, prefix):
+                for i in self._label.get(token, ()):
+                    labelled[i].update(range(start, end))
+                value = self.idf[token] * similarity / (end - start)
+                value *= min(w.weight for w in query[start:end])
+                for postings, best in ((self._family.get(token), best_family), (self._own.get(token), best_own)):
+                    if postings is None:
+                        continue
+                    ids, weights = postings
+                    strong = np.where(weights >= STRONG_FIELD, weights * value, 0.0)
+                    for row in range(start, end):
+                        best[row, ids] = np.maximum(best[row, ids], weights * value)
+                        best_strong[row, ids] = np.maximum(best_strong[row, ids], strong)
+        self._mention_bonus(query, best_family, best_own)
+        masses = {p: self.mass(query[p]) for p in phrase if not (p in tentative and self._unknown(query[p]))}
+        coverage = np.ones(n)
+        if sum(masses.values()) > 0:
+            found = sum(np.maximum(best_family[p], best_own[p]) / max(query[p].weight, 1e-9) for p in masses)
+            coverage = np.minimum(1.0, found / sum(masses.values()))
+        for row in range(len(query)):
+            # a word counts once per card: at its strongest field, family or own
+            family_row, own_row = best_family[row], best_own[row]
+            own_wins = own_row > family_row
+            family_total += np.where(own_wins, 0.0, family_row)
+            own_total += np.where(own_wins, own_row, 0.0)
+            for i in np.flatnonzero(family_row + own_row):
+                matched[int(i)].add(row)
+        return Evidence(family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0))
+
+    def _unknown(self, word: QueryWord) -> bool:
+        return not any(self._near(form) for form in word.forms)
+
+    def _mention_bonus(self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray) -> None:
+        """A run of request words that spells a whole model name or version label ("easynegative",
+        "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are."""
+        for start in range(len(query)):
+            for end in range(start + 1, min(len(query), start + 6) + 1):
+                if query[end - 1].position - query[start].position != end - 1 - start:
+                    break
+                whole = squash("".join(w.forms[0] for w in query[start:end]))
+                for i in self._mentions.get(whole, ()):
+                    best, card = (best_family, i) if i >= 0 else (best_own, -1 - i)
+                    for row in range(start, end):
+                        best[row, card] += MENTION_BONUS / (end - start)
+
+
+__all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name"]

@@ -1,0 +1,184 @@
+"""Which words of a request refer to a checkpoint, and which describe the picture.
+
+"a lighthouse at dusk with Big Pixel Style": the picture is a lighthouse; the checkpoint is "Big Pixel Style".
+People mark the reference with a kind word ("... lora", "... embedding", "... style"), a possessive
+("konyconi's ..."), "use / using / with my ...", or a descriptive clause ("the lora that makes ..."). Words
+inside such a *reference phrase* are selection evidence at full weight; the other words may still help (many
+requests name the model without any marker) but count for less, so a content word that happens to be some
+model's name does not outvote the model the person named. Words the repository has never seen do not vanish:
+inside a phrase they are the reason a request names nothing we have ("my moomin lora").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bm25s.stopwords import STOPWORDS_EN
+
+from personalq.checkin.evidence import QueryWord, card_fields
+from personalq.checkin.rewrite import subject_phrases
+from personalq.checkin.tokens import is_unspaced, spans, words_of
+from personalq.repository.card import StoredCheckpoint
+
+# a request word outside any reference phrase, when the request has one
+CONTENT_WEIGHT = 0.5
+# words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
+KIND_WORDS = frozenset("lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
+                       "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split())
+# a reference phrase never reaches back over these
+_PHRASE_STOPS = frozenset("a an the my your our his her their this that these those with using use used in on at of for by and or "
+                          "to from into i me it its is was be please draw paint make render generate create give show like "
+                          "as but not no without some any".split())
+# words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
+_DESCRIBING = frozenset("that which for with of called named".split())
+# words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
+_NAMING = frozenset("use using by".split())
+_DETERMINERS = frozenset("my the your this that".split())
+# words that may stand inside a name ("ghost in the shell", "lord of the rings")
+_CONNECTORS = frozenset("in of the and".split())
+# non-English kind words name the model after them ("лора panel houses")
+_FOLLOWED_BY_NAME = frozenset("лора лору лоры эмбеддинг эмбеддинга модель модели".split())
+STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
+    "one ones version versions please use using draw make paint render generate create want like need give show "
+    "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran".split())
+_BOUNDARY = re.compile(r"[,.;:!?()\[\]|\-–—/\\\n，。、；：！？（）「」]")
+
+
+@dataclass
+class Reference:
+    """The request's words as evidence: :attr:`words` for scoring, :attr:`phrase` the positions inside a
+    reference phrase (empty when the request marks none)."""
+
+    words: list[QueryWord] = field(default_factory=list)
+    phrase: set[int] = field(default_factory=set)
+    names_nothing: bool = False  # a kind word with no name before it: "the lora I got last week"
+    tentative: set[int] = field(default_factory=set)  # phrase words that name something only if the repository knows them
+    spans: list[tuple[int, int]] = field(default_factory=list)  # character span of each word
+    phrase_spans: list[tuple[int, int]] = field(default_factory=list)  # the kind and naming words around the phrases
+
+    @property
+    def has_phrase(self) -> bool:
+        return bool(self.phrase)
+
+
+def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
+    return any(start < e and s < end for s, e in spans_)
+
+
+def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset()) -> Reference:
+    """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
+    the intent record handles), with their reference phrases."""
+    runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
+    lowered = [forms[0] for _, _, forms in runs]
+
+    def boundary_between(i: int, j: int) -> bool:  # runs i < j
+        return bool(_BOUNDARY.search(text[runs[i][1] : runs[j][0]]))
+
+    phrase: set[int] = set()
+    markers: set[int] = set()  # kind and naming words that belong to a phrase
+    tentative: set[int] = set()  # possessives: a creator or a name only if the repository knows the word
+    kinds = 0
+
+    def forward(i: int) -> None:
+        """Collect the name after run ``i`` ("use ArtDecoAI", "with my wano style lora", "hahafofo's big head")."""
+        j = i + 1
+        if j < len(runs) and lowered[j] in _DETERMINERS and not boundary_between(i, j):
+            j += 1
+        while j < len(runs) and not boundary_between(j - 1, j) and lowered[j] not in _PHRASE_STOPS:
+            if lowered[j] in KIND_WORDS:
+                markers.add(j)
+                break
+            phrase.add(j)
+            markers.add(i)
+            j += 1
+
+    for i, word in enumerate(lowered):
+        if word in KIND_WORDS:
+            kinds += 1
+            j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
+            while j >= 0 and not boundary_between(j, j + 1):
+                if lowered[j] in _CONNECTORS and phrase & {j + 1, j + 2} and j > 0 and lowered[j - 1] not in _PHRASE_STOPS:
+                    j -= 1
+                    continue
+                if lowered[j] in _PHRASE_STOPS:
+                    break
+                phrase.add(j)
+                markers.add(i)
+                j -= 1
+            if j >= 0 and j + 1 < i and lowered[j] in _DETERMINERS and not boundary_between(j, j + 1):
+                markers.add(j)
+                if j >= 1 and lowered[j - 1] in _NAMING | {"with"} and not boundary_between(j - 1, j):
+                    markers.add(j - 1)
+            if word in _FOLLOWED_BY_NAME:
+                forward(i)
+            elif i + 1 < len(runs) and lowered[i + 1] in _DESCRIBING and not boundary_between(i, i + 1):
+                j = i + 2  # "the lora that makes cyborg zombies": the description to its end
+                while j < len(runs) and not boundary_between(j - 1, j):
+                    if lowered[j] not in _PHRASE_STOPS and lowered[j] not in _DESCRIBING:
+                        phrase.add(j)
+                        markers.add(i)
+                    j += 1
+        elif word in _NAMING:
+            forward(i)
+        elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
+            forward(i)
+        elif _possessive(text, runs[i]):
+            tentative.add(i)
+            phrase.add(i)
+            forward(i)
+    phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
+
+    words: list[QueryWord] = []
+    word_spans: list[tuple[int, int]] = []
+    positions: set[int] = set()
+    for i, (start, end, forms) in enumerate(runs):
+        if lowered[i] in STOPWORDS or lowered[i] in excluded:
+            continue
+        if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
+            continue
+        weight = 1.0 if not phrase or i in phrase else CONTENT_WEIGHT
+        if is_unspaced(forms[0]):  # character pairs are evidence each
+            for pair in forms:
+                words.append(QueryWord((pair,), i, weight))
+                word_spans.append((start, end))
+        else:
+            words.append(QueryWord(tuple(forms), i, weight))
+            word_spans.append((start, end))
+        if i in phrase:
+            positions.add(len(words) - 1)
+            if is_unspaced(forms[0]):
+                positions.update(range(len(words) - len(forms), len(words)))
+    phrase_spans = [runs[i][:2] for i in sorted(markers - phrase)]
+    tentative_words = {k for k, w in enumerate(words) if w.position in tentative}
+    return Reference(words, positions, kinds > 0 and not phrase, tentative_words, word_spans, phrase_spans)
+
+
+def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
+    """Where the request named ``card``: its reference phrases, and any word of the card's name, creator,
+    version or trigger outside them, except the card's subjects, which the prompt rewrite turns into the
+    trigger ("my teddy bear" -> "<bear-v4>")."""
+    fields = card_fields(card)
+    naming = fields["name"] | fields["creator"] | fields["version"] | fields["trigger"]
+    naming -= fields["subject"] | {w for phrase in subject_phrases(card) for w in words_of(phrase)}
+    kept = {w for phrase in subject_phrases(card) for w in words_of(phrase)} | fields["subject"]
+    spans_ = list(reference.phrase_spans)
+    for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
+        if k in reference.phrase and not kept.intersection(word.forms):
+            spans_.append(span)
+        elif not is_unspaced(word.forms[0]) and naming.intersection(word.forms):
+            spans_.append(span)
+    return spans_
+
+
+def reference_spans(reference: Reference) -> list[tuple[int, int]]:
+    """Every span of the reference phrases, before a checkpoint is chosen."""
+    return [*reference.phrase_spans, *(reference.spans[k] for k in reference.phrase)]
+
+
+def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
+    end = run[1]
+    return text[end - 2 : end].lower() in ("'s", "’s")
+
+
+__all__ = ["CONTENT_WEIGHT", "KIND_WORDS", "Reference", "STOPWORDS", "naming_spans", "read_reference", "reference_spans"]

@@ -1,0 +1,91 @@
+"""Words of card fields and requests, in one normal form so that loose references meet real names.
+
+Real names mix scripts and separators ("[Falconerd] Big Pixel Style", "TeaClolorMix", "hanfu 汉服",
+"KangKengChangV3", "mrblng02-4000"); people write them in lower case, spaced differently, in another order.
+Latin, Cyrillic and Greek text splits into words (and CamelCase into its parts); scripts written without spaces
+(Chinese, Japanese, Korean, Thai) split into overlapping character pairs, so "用兵马俑的lora" still meets
+"兵马俑"; other scripts also answer to their ASCII transliteration (anyascii: "Билибин" to "bilibin"). Each field also contributes its *squashed* form (letters and digits only), so "big pixel",
+"bigpixel" and "BigPixel" are one token, and a typo-tolerant match can compare whole names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from anyascii import anyascii
+
+# scripts written without spaces between words
+_UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_RUN = re.compile(rf"[{_UNSPACED}]+|[^\W_{_UNSPACED}]*\d\.\d[\d.]*[^\W_{_UNSPACED}]*|[^\W_{_UNSPACED}]+(?:['’][^\W_{_UNSPACED}]+)*")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)(?!\d*(?:\b|[a-z]))")
+_UNSPACED_RUN = re.compile(rf"^[{_UNSPACED}]+$")
+_POSSESSIVE = re.compile(r"['’]s$")
+_WORD_NUMBER = re.compile(r"^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
+
+
+def fold(text: str) -> str:
+    """NFKC and case folding: full-width letters, ligatures and case stop mattering."""
+    return unicodedata.normalize("NFKC", text or "").casefold()
+
+
+def is_unspaced(token: str) -> bool:
+    return bool(_UNSPACED_RUN.match(token))
+
+
+def _pairs(run: str) -> list[str]:
+    return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def spans(text: str) -> list[tuple[int, int, list[str]]]:
+    """Each run of letters and digits in ``text`` (NFKC-normalized) with its character span and the words it
+    stands for: CamelCase parts as well as the whole, character pairs for unspaced scripts, possessives
+    reduced to the owner ("hahafofo's" -> "hahafofo")."""
+    out: list[tuple[int, int, list[str]]] = []
+    for match in _RUN.finditer(unicodedata.normalize("NFKC", text or "")):
+        run = match.group(0)
+        if is_unspaced(run):
+            out.append((match.start(), match.end(), _pairs(run)))
+            continue
+        run = _POSSESSIVE.sub("", run).replace("'", "").replace("’", "")
+        parts = [p for p in _CAMEL.split(run) if p]
+        whole = run.casefold()
+        found = [whole]
+        if len(parts) > 1:
+            found.extend(p.casefold() for p in parts if p.casefold() != whole)
+        if m := _WORD_NUMBER.match(whole):  # "decay768" -> "decay", "768"; "v2" stays whole
+            found.extend(g for g in m.groups() if g and g not in found)
+        if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
+            found.append(anyascii(whole).casefold())
+        out.append((match.start(), match.end(), found))
+    return out
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` in reading order (see :func:`spans`)."""
+    return [w for _, _, found in spans(text) for w in found]
+
+
+words_of = words  # for modules whose own variables are called "words"
+
+
+def squash(text: str) -> str:
+    """Letters and digits only, folded: ``"[Falconerd] Big Pixel Style"`` -> ``"falconerdbigpixelstyle"``."""
+    return "".join(ch for ch in fold(text) if ch.isalnum())
+
+
+def field_tokens(text: str) -> set[str]:
+    """Every token a card field answers to: its words, its squashed whole, and the squashed form of each
+    space-separated chunk ("Big_Pixel-Style v2" answers to "bigpixelstyle")."""
+    tokens = set(words(text))
+    whole = squash(text)
+    if whole and not is_unspaced(whole):
+        tokens.add(whole)
+    for chunk in re.split(r"[\s\[\]()|,;:/]+", text or ""):
+        squashed = squash(chunk)
+        if len(squashed) > 2 and not is_unspaced(squashed):
+            tokens.add(squashed)
+    return tokens
+
+
+__all__ = ["field_tokens", "fold", "is_unspaced", "spans", "squash", "words"]
