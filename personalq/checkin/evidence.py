@@ -90,10 +90,6 @@ class Evidence:
     labelled: dict[int, set[int]]  # card index -> request words found in its version label alone
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
 
-    @property
-    def total(self) -> np.ndarray:
-        return self.family + self.own
-
 
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
@@ -151,10 +147,6 @@ class SelectionIndex:
     def _arrays(postings: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
         return np.fromiter(postings, dtype=np.int64), np.fromiter(postings.values(), dtype=np.float64)
 
-    def family_members(self, index: int) -> list[int]:
-        family = self.family_of[index]
-        return [i for i, f in enumerate(self.family_of) if f == family]
-
     def _near(self, text: str, prefix: bool = True) -> list[tuple[str, float]]:
         """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name."""
         found: list[tuple[str, float]] = []
@@ -180,10 +172,6 @@ class SelectionIndex:
         if known:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
-
-    def tokens_of(self, index: int) -> set[str]:
-        """Every token of the card at ``index`` (for negations: "not the offset one")."""
-        return set().union(*card_fields(self.cards[index]).values())
 
     def score(self, query: list[QueryWord], phrase: set[int] = frozenset(), tentative: set[int] = frozenset()) -> Evidence:
         """Family and own evidence of every card for the request words ``query``; ``phrase`` are the indices of

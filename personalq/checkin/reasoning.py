@@ -136,6 +136,16 @@ def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     return kept or pool
 
 
+def _by_order(intent: Intent, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint]:
+    """"the latest version", "the newest", "the first one": the extreme of what remains."""
+    if intent.version_order:
+        cards = [max(cards, key=lambda c: (parse_version(c.version).parts, c.created_at))]
+    if intent.order:
+        pick = max if intent.order == "newest" else min
+        cards = [pick(cards, key=lambda c: c.created_at)]
+    return cards
+
+
 def _what(ranking: Ranking) -> str:
     reference = ranking.reference
     named = [reference.words[i].forms[0] for i in sorted(reference.phrase)] or [w.forms[0] for w in reference.words[:3]]
@@ -176,11 +186,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     if intent.used_order:
         used = [c for c in cards if c.last_used_at]
         cards = [max(used, key=lambda c: c.last_used_at)] if used else cards
-    if intent.version_order:
-        cards = [max(cards, key=lambda c: (parse_version(c.version).parts, c.created_at))]
-    if intent.order:
-        pick = max if intent.order == "newest" else min
-        cards = [pick(cards, key=lambda c: c.created_at)]
+    cards = _by_order(intent, cards)
     if len(cards) == 1:
         return Decision("selected", cards)
     return Decision("clarify", cards, f"{len(cards)} checkpoints fit: {intent.describe() or _what(ranking)}")
@@ -203,12 +209,7 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
         survivors = [r for r in candidates if keep(r.card)]
         if survivors:
             candidates = survivors
-    cards = [r.card for r in _prefer_kind(intent, candidates)]
-    if intent.version_order:
-        cards = [max(cards, key=lambda c: (parse_version(c.version).parts, c.created_at))]
-    if intent.order:
-        pick = max if intent.order == "newest" else min
-        cards = [pick(cards, key=lambda c: c.created_at)]
+    cards = _by_order(intent, [r.card for r in _prefer_kind(intent, candidates)])
     return Decision("selected" if len(cards) == 1 else "clarify", cards)
 
 

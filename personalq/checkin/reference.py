@@ -18,7 +18,8 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.rewrite import subject_phrases
-from personalq.checkin.tokens import is_unspaced, spans, words_of
+from personalq.checkin.tokens import is_unspaced, spans
+from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
 # a request word outside any reference phrase, when the request has one
@@ -160,8 +161,8 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     trigger ("my teddy bear" -> "<bear-v4>")."""
     fields = card_fields(card)
     naming = fields["name"] | fields["creator"] | fields["version"] | fields["trigger"]
-    naming -= fields["subject"] | {w for phrase in subject_phrases(card) for w in words_of(phrase)}
-    kept = {w for phrase in subject_phrases(card) for w in words_of(phrase)} | fields["subject"]
+    kept = {w for phrase in subject_phrases(card) for w in words_in(phrase)} | fields["subject"]
+    naming -= kept
     spans_ = list(reference.phrase_spans)
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
         if k in reference.phrase and not kept.intersection(word.forms):

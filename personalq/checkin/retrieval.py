@@ -50,10 +50,6 @@ class Ranking:
     by_time_only: bool = False  # no reference words: candidates are the checkpoints inside the time windows
     unique_word: float = 1.0  # the evidence of one word that only one model has, in this repository
 
-    @property
-    def cards(self) -> list[StoredCheckpoint]:
-        return [r.card for r in self.candidates]
-
 class CardCache:
     """Parsed cards by id, kept while the repository's revision stands; keeps per-request cost off JSON parsing.
 

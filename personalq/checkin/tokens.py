@@ -66,9 +66,6 @@ def words(text: str) -> list[str]:
     return [w for _, _, found in spans(text) for w in found]
 
 
-words_of = words  # for modules whose own variables are called "words"
-
-
 def squash(text: str) -> str:
     """Letters and digits only, folded: ``"[Falconerd] Big Pixel Style"`` -> ``"falconerdbigpixelstyle"``."""
     return "".join(ch for ch in fold(text) if ch.isalnum())
