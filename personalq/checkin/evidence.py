@@ -91,6 +91,11 @@ class Evidence:
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
 
 
+def _idf(families: int, having: int) -> float:
+    """BM25's inverse document frequency, over models rather than versions."""
+    return math.log(1 + (families - having + 0.5) / (having + 0.5))
+
+
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
 
@@ -100,25 +105,34 @@ class SelectionIndex:
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         common = self._family_common(per_card, self.family_of)
-        family_post: dict[str, dict[int, float]] = defaultdict(dict)
-        own_post: dict[str, dict[int, float]] = defaultdict(dict)
-        label_post: dict[str, dict[int, float]] = defaultdict(dict)
         families_with: dict[str, set[str]] = defaultdict(set)
+        named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
+        for i, fields in enumerate(per_card):
+            for field, tokens in fields.items():
+                for token in tokens:
+                    families_with[token].add(self.family_of[i])
+                    if FIELD_WEIGHTS[field] >= STRONG_FIELD:
+                        named_by[token].add(self.family_of[i])
+        families = max(1, len(set(self.family_of)))
+        self.idf = {t: _idf(families, len(f)) for t, f in families_with.items()}
+        # "painting" names two models and is the style of forty: as a name it is rare, as a style common
+        self.name_idf = {t: _idf(families, len(f)) for t, f in named_by.items()}
+        self.max_idf = math.log(1 + (families + 0.5) / 1.5)  # a word one model has, counted once more
+        family_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
+        own_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
+        label_post: dict[str, dict[int, float]] = defaultdict(dict)
         for i, fields in enumerate(per_card):
             shared = common[self.family_of[i]]
             for field, tokens in fields.items():
                 weight = FIELD_WEIGHTS[field]
                 own_field = field in VERSION_FIELDS
                 for token in tokens:
-                    families_with[token].add(self.family_of[i])
+                    idf = self.name_idf[token] if weight >= STRONG_FIELD else self.idf[token]
                     target = own_post if own_field and token not in shared else family_post
-                    if weight > target[token].get(i, 0.0):
-                        target[token][i] = weight
+                    if weight * idf > target[token].get(i, (0.0, 0.0))[0]:
+                        target[token][i] = (weight * idf, weight)
                     if field == "version" and token not in shared:
                         label_post[token][i] = weight
-        families = max(1, len(set(self.family_of)))
-        self.idf = {t: math.log(1 + (families - len(f) + 0.5) / (len(f) + 0.5)) for t, f in families_with.items()}
-        self.max_idf = math.log(1 + (families + 0.5) / 1.5)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = {t: set(p) for t, p in label_post.items()}
         self._mentions: dict[str, list[int]] = defaultdict(list)  # squashed whole names -> cards
@@ -144,8 +158,10 @@ class SelectionIndex:
         return common
 
     @staticmethod
-    def _arrays(postings: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
-        return np.fromiter(postings, dtype=np.int64), np.fromiter(postings.values(), dtype=np.float64)
+    def _arrays(postings: dict[int, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Card indices, their evidence (field weight x idf) and the field weight it came from."""
+        values = np.array(list(postings.values()), dtype=np.float64).reshape(-1, 2)
+        return np.fromiter(postings, dtype=np.int64), values[:, 0], values[:, 1]
 
     def _near(self, text: str, prefix: bool = True) -> list[tuple[str, float]]:
         """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name."""
@@ -168,7 +184,7 @@ class SelectionIndex:
     def mass(self, word: QueryWord) -> float:
         """How much naming ``word`` says: the inverse family frequency of what it stands for, or, for a word
         the repository has never seen, as much as its rarest word (it names something we do not have)."""
-        known = [self.idf[t] * s for form in word.forms for t, s in self._near(form)]
+        known = [self.name_idf.get(t, self.idf[t]) * s for form in word.forms for t, s in self._near(form)]
         if known:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
@@ -195,15 +211,14 @@ class SelectionIndex:
             for token, similarity in self._near(text, prefix):
                 for i in self._label.get(token, ()):
                     labelled[i].update(range(start, end))
-                value = self.idf[token] * similarity / (end - start)
-                value *= min(w.weight for w in query[start:end])
+                value = similarity / (end - start) * min(w.weight for w in query[start:end])
                 for postings, best in ((self._family.get(token), best_family), (self._own.get(token), best_own)):
                     if postings is None:
                         continue
-                    ids, weights = postings
-                    strong = np.where(weights >= STRONG_FIELD, weights * value, 0.0)
+                    ids, evidence, field_weights = postings
+                    strong = np.where(field_weights >= STRONG_FIELD, evidence * value, 0.0)
                     for row in range(start, end):
-                        best[row, ids] = np.maximum(best[row, ids], weights * value)
+                        best[row, ids] = np.maximum(best[row, ids], evidence * value)
                         best_strong[row, ids] = np.maximum(best_strong[row, ids], strong)
         self._mention_bonus(query, best_family, best_own)
         masses = {p: self.mass(query[p]) for p in phrase if not (p in tentative and self._unknown(query[p]))}

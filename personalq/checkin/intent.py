@@ -34,6 +34,8 @@ _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|pla
 _LAST_USED = re.compile(r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?", re.I)
 _FILLER = re.compile(r"\b(?:please|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|dreambooth|embedding|i used)\b", re.I)
+# words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
+_PROVENANCE = re.compile(r"\b(?:from|since|(?:created|made|trained|uploaded|downloaded|added|got|bought)(?:\s+(?:in|on|during))?)\s+(?:the\s+)?$", re.I)
 # words that only belong to a selection phrase they precede ("created in April", "from 2025", "of my teddy")
 _DANGLING = re.compile(r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$", re.I)
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
@@ -68,6 +70,8 @@ class Intent:
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
+    style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
+    dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
 
     def describe(self) -> str:
         bits = []
@@ -123,6 +127,8 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
             intent.used.extend(found.windows)
         else:
             intent.created.extend(found.windows)
+            lead = re.match(r"(?i)(?:(?:from|since|in|on|during)\s+)*", text[found.span[0] :]).group(0)
+            intent.dated = intent.dated or bool(_PROVENANCE.search(text[: found.span[0]] + lead))
         spans.append(found.span)
     if _LAST_USED.search(text):
         intent.used_order = True
@@ -168,7 +174,7 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.order = "oldest"
         spans.append(m.span())
 
-    style_spans: list[tuple[int, int]] = []
+    style_spans = intent.style_spans
     for pattern, canonical, _ in STYLE_PATTERNS:
         for m in pattern.finditer(text):
             if not _overlaps(m.span(), spans + style_spans):

@@ -67,9 +67,11 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
-def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset()) -> Reference:
+def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset(),
+                   styles: list[tuple[int, int]] = ()) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
-    the intent record handles), with their reference phrases."""
+    the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
+    painting", "3d render") say how to draw, so outside a reference phrase they count as content."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
 
@@ -138,7 +140,8 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
-        weight = 1.0 if not phrase or i in phrase else CONTENT_WEIGHT
+        in_style = _covered(start, end, [span for span in styles if " " in text[span[0] : span[1]].strip()])
+        weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
         if is_unspaced(forms[0]):  # character pairs are evidence each
             for pair in forms:
                 words.append(QueryWord((pair,), i, weight))
