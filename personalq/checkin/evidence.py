@@ -104,7 +104,8 @@ class SelectionIndex:
         self.position = {c.id: i for i, c in enumerate(cards)}
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
-        common = self._family_common(per_card, self.family_of)
+        common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
+        common_label = self._family_common(per_card, self.family_of, ("version",))
         families_with: dict[str, set[str]] = defaultdict(set)
         named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
         for i, fields in enumerate(per_card):
@@ -120,7 +121,7 @@ class SelectionIndex:
         self.max_idf = math.log(1 + (families + 0.5) / 1.5)  # a word one model has, counted once more
         family_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         own_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
-        label_post: dict[str, dict[int, float]] = defaultdict(dict)
+        label_post: dict[str, set[int]] = defaultdict(set)
         for i, fields in enumerate(per_card):
             shared = common[self.family_of[i]]
             for field, tokens in fields.items():
@@ -131,10 +132,12 @@ class SelectionIndex:
                     target = own_post if own_field and token not in shared else family_post
                     if weight * idf > target[token].get(i, (0.0, 0.0))[0]:
                         target[token][i] = (weight * idf, weight)
-                    if field == "version" and token not in shared:
-                        label_post[token][i] = weight
+            # the words that tell this version from its siblings by its label; a word of the name ("Cutesy V1")
+            # names the model, not the version
+            for token in fields["version"] - common_label[self.family_of[i]] - fields["name"]:
+                label_post[token].add(i)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
-        self._label = {t: set(p) for t, p in label_post.items()}
+        self._label = dict(label_post)
         self._mentions: dict[str, list[int]] = defaultdict(list)  # squashed whole names -> cards
         for i, card in enumerate(cards):
             for text, field in ((model_name(card), "name"), (_version_text(card), "version")):
@@ -149,11 +152,11 @@ class SelectionIndex:
                 self._by_length[len(token)].append(token)
 
     @staticmethod
-    def _family_common(per_card: list[dict[str, set[str]]], family_of: list[str]) -> dict[str, set[str]]:
-        """Per family, the version-field tokens every member has: they name the model, not a version."""
+    def _family_common(per_card: list[dict[str, set[str]]], family_of: list[str], names: tuple[str, ...]) -> dict[str, set[str]]:
+        """Per family, the tokens of the ``names`` fields every member has: they name the model, not a version."""
         common: dict[str, set[str]] = {}
         for fields, family in zip(per_card, family_of):
-            tokens = set().union(*(fields[f] for f in VERSION_FIELDS))
+            tokens = set().union(*(fields[f] for f in names))
             common[family] = tokens if family not in common else common[family] & tokens
         return common
 
@@ -209,7 +212,7 @@ class SelectionIndex:
         labelled: dict[int, set[int]] = defaultdict(set)
         for start, end, text, prefix in spans:
             for token, similarity in self._near(text, prefix):
-                for i in self._label.get(token, ()):
+                for i in self._label.get(token, ()) if similarity == 1.0 else ():
                     labelled[i].update(range(start, end))
                 value = similarity / (end - start) * min(w.weight for w in query[start:end])
                 for postings, best in ((self._family.get(token), best_family), (self._own.get(token), best_own)):

@@ -71,6 +71,7 @@ class Intent:
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
+    version_span: tuple[int, int] | None = None  # where a version number was named ("hanfu lora v3.0-ming")
     dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
 
     def describe(self) -> str:
@@ -142,6 +143,7 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
         intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual") or "") if q]
         spans.append(m.span())
+        intent.version_span = m.span()
         break
     if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[m.group("o").lower()])

@@ -24,6 +24,7 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
+from personalq.checkin.reference import Reference
 from personalq.checkin.retrieval import Ranked, Ranking
 from personalq.checkin.tokens import field_tokens
 from personalq.repository.card import StoredCheckpoint
@@ -37,6 +38,7 @@ LEAD_RATIO = 0.8  # a candidate this close to the best still leads
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
+_VERSION_WORD = re.compile(r"(?i)^v\d+(?:\.\d+)*$")
 _TI_WORDS = re.compile(r"(?i)\b(?:embedding|embeddings|embed|ti|textual inversion|эмбеддинг\w*)\b")
 _LORA_WORDS = re.compile(r"(?i)\b(?:lora|loras|locon|lycoris|loha|лор\w)\b")
 
@@ -81,8 +83,11 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
 
 
 def _excluded(card: StoredCheckpoint, banned: set[str]) -> bool:
-    tokens = set().union(*card_fields(card).values())
-    return any(field_tokens(b) & tokens for b in banned)
+    """Does the card have a word the person ruled out? A version word ("not v2") is read in the version label
+    only: a name such as "Fast Negative (+ FastNegativeV2)" does not make every version the v2 one."""
+    fields = card_fields(card)
+    tokens = set().union(*fields.values())
+    return any(field_tokens(b) & (fields["version"] if _VERSION_WORD.match(b) else tokens) for b in banned)
 
 
 def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
@@ -116,15 +121,28 @@ def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple
     return steps
 
 
-def _leaders(candidates: list[Ranked], best: float, ratio: float, unique_word: float) -> list[Ranked]:
+def _leaders(candidates: list[Ranked], best: float, ratio: float, unique_word: float, reference: Reference) -> list[Ranked]:
+    """The candidates within ``ratio`` of the best, less those another leader outdoes on what names them
+    (the words of ``reference``'s phrase; for versions, the words that may name one)."""
+    phrase, naming, words = reference.phrase, reference.naming, reference.words
     leading = [r for r in candidates if r.total >= ratio * best]
-    # inside one model, the versions with the most version evidence push their siblings out
-    most_own: dict[str, float] = {}
-    for r in leading:
-        family = r.card.family or r.card.id
-        most_own[family] = max(most_own.get(family, 0.0), r.own)
+    # a leader that matched only part of the words naming another leader's match is not the one meant
+    # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
+    named = [r.matched & phrase for r in leading]
+    leading = [r for r, words in zip(leading, named) if not any(words < other for other in named)]
+    # inside one model, the versions with the most version evidence push their siblings out, and among
+    # those, the ones whose version label says it ("v3.0-ming" over a v3.0 listing "ming style" in its triggers)
     margin = OWN_MARGIN * unique_word
-    return [r for r in leading if most_own[r.card.family or r.card.id] < margin or r.own >= most_own[r.card.family or r.card.id] - 1e-9]
+    kept = []
+    for family in dict.fromkeys(r.card.family or r.card.id for r in leading):
+        members = [r for r in leading if (r.card.family or r.card.id) == family]
+        most_own = max(r.own for r in members)
+        if most_own >= margin:
+            members = [r for r in members if r.own >= most_own - 1e-9]
+        label_words = {id(r): len({words[k].forms[0] for k in r.labelled & naming}) for r in members}
+        most_labelled = max(label_words.values())
+        kept += [r for r in members if label_words[id(r)] == most_labelled]
+    return [r for r in leading if r in kept]
 
 
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
@@ -180,7 +198,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
     best = candidates[0].total
     # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
-    labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word))) if not ranking.by_time_only else set()
+    labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))) if not ranking.by_time_only else set()
     steps = constraints(intent, min(r.card.created_at for r in candidates))
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
@@ -190,7 +208,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
             nearest = [r.card for r in candidates[:3]]
             return Decision("no_match", [], f"Close candidates exist, but {reason}.", nearest)
         candidates = survivors
-    pool = candidates if ranking.by_time_only else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word)
+    pool = candidates if ranking.by_time_only else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
     if steps and labelled - set().union(*(r.matched for r in pool)):
         return Decision("no_match", [], f"Close candidates exist, but none of them has every version detail you named "
                         f"({intent.describe()}).", [r.card for r in pool[:3]])

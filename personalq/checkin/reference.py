@@ -29,8 +29,8 @@ KIND_WORDS = frozenset("lora loras locon lycoris loha lyco embedding embeddings 
                        "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split())
 # a reference phrase never reaches back over these
 _PHRASE_STOPS = frozenset("a an the my your our his her their this that these those with using use used in on at of for by and or "
-                          "to from into i me it its is was be please draw paint make render generate create give show like "
-                          "as but not no without some any".split())
+                          "to from into i me it its is was be please like "
+                          "as but not no without some any".split()) | {""}  # "": an action verb (see ACTION_VERBS)
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
@@ -41,8 +41,19 @@ _CONNECTORS = frozenset("in of the and".split())
 # non-English kind words name the model after them ("лора panel houses")
 _FOLLOWED_BY_NAME = frozenset("лора лору лоры эмбеддинг эмбеддинга модель модели".split())
 STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "one ones version versions please use using draw make paint render generate create want like need give show "
-    "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran".split())
+    "one ones version versions please use using want like need "
+    "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
+    "over under across through around behind between inside outside near above below beside along toward towards "
+    "onto upon against among beneath within from about after before during until while "
+    "i me my mine we us our you your he him his she her it its they them their which what who whom whose "
+    "do does did doing have has had am were been being can could would should shall may might must "
+    "than".split())
+# verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
+ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
+_AFTER_VERB = frozenset("a an the me my some this that it them us".split())
+# a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
+# tail after it as the version's label ("tekakutli dinosaurs V9 paint")
+LABEL_TAIL = 2
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|\-–—/\\\n，。、；：！？（）「」]")
 
 
@@ -62,18 +73,25 @@ class Reference:
     def has_phrase(self) -> bool:
         return bool(self.phrase)
 
+    @property
+    def naming(self) -> set[int]:
+        """The words that may name a model or version: the phrase, or, when there is none, all but kind words."""
+        return self.phrase or {k for k, w in enumerate(self.words) if w.forms[0] not in KIND_WORDS}
+
 
 def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
 def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset(),
-                   styles: list[tuple[int, int]] = ()) -> Reference:
+                   styles: list[tuple[int, int]] = (), version: tuple[int, int] | None = None) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
-    painting", "3d render") say how to draw, so outside a reference phrase they count as content."""
+    painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
+    ``version`` span, a version number, marks a phrase as a kind word does."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
+    lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
 
     def boundary_between(i: int, j: int) -> bool:  # runs i < j
         return bool(_BOUNDARY.search(text[runs[i][1] : runs[j][0]]))
@@ -130,13 +148,15 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             tentative.add(i)
             phrase.add(i)
             forward(i)
+    if version is not None:
+        _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
 
     words: list[QueryWord] = []
     word_spans: list[tuple[int, int]] = []
     positions: set[int] = set()
     for i, (start, end, forms) in enumerate(runs):
-        if lowered[i] in STOPWORDS or lowered[i] in excluded:
+        if not lowered[i] or lowered[i] in STOPWORDS or lowered[i] in excluded:
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
@@ -178,6 +198,39 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
     """Every span of the reference phrases, before a checkpoint is chosen."""
     return [*reference.phrase_spans, *(reference.spans[k] for k in reference.phrase)]
+
+
+def _is_verb(lowered: list[str], i: int) -> bool:
+    """An action word at the start or before an object ("paint a fox", "draw me"), not a name ("V9 paint")."""
+    return i == 0 or (i + 1 < len(lowered) and lowered[i + 1] in _AFTER_VERB)
+
+
+def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[int, int], phrase: set[int]) -> None:
+    """The words a version number belongs to: back to the clause's start ("command and conquer NOD v2"),
+    and a clause tail of at most ``LABEL_TAIL`` words after it ("V9 paint", "v3.0-ming")."""
+    start, end = version
+    before = [i for i, run in enumerate(runs) if run[1] <= start]
+    if before and lowered[before[-1]] not in KIND_WORDS and not _BOUNDARY.search(text[runs[before[-1]][1] : start]):
+        j = before[-1]
+        while j >= 0 and lowered[j] not in _PHRASE_STOPS and lowered[j] not in KIND_WORDS:
+            phrase.add(j)
+            if j == 0 or _BOUNDARY.search(text[runs[j - 1][1] : runs[j][0]]):
+                break
+            j -= 1
+    after = [i for i, run in enumerate(runs) if run[0] >= end]
+    if not after:
+        return
+    tail: list[int] = []
+    closes = True  # the tail runs to the end of the text or of its clause
+    for i in after:
+        gap = text[runs[tail[-1]][1] if tail else end : runs[i][0]]
+        attached = not tail and gap in ("-", "_")
+        if (_BOUNDARY.search(gap) and not attached) or lowered[i] in _PHRASE_STOPS:
+            closes = not lowered[i] in _PHRASE_STOPS or bool(_BOUNDARY.search(gap))
+            break
+        tail.append(i)
+    if tail and ((closes and len(tail) <= LABEL_TAIL) or text[end : runs[tail[0]][0]] in ("-", "_")):
+        phrase.update(tail[:LABEL_TAIL])
 
 
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
