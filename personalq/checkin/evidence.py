@@ -106,6 +106,7 @@ class SelectionIndex:
         per_card = [card_fields(c) for c in cards]
         common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
         common_label = self._family_common(per_card, self.family_of, ("version",))
+        lists_versions = self._names_listing_versions(per_card, self.family_of, common_label)
         families_with: dict[str, set[str]] = defaultdict(set)
         named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
         for i, fields in enumerate(per_card):
@@ -134,7 +135,8 @@ class SelectionIndex:
                         target[token][i] = (weight * idf, weight)
             # the words that tell this version from its siblings by its label; a word of the name ("Cutesy V1")
             # names the model, not the version
-            for token in fields["version"] - common_label[self.family_of[i]] - fields["name"]:
+            name_words = set() if self.family_of[i] in lists_versions else fields["name"]
+            for token in fields["version"] - common_label[self.family_of[i]] - name_words:
                 label_post[token].add(i)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
@@ -159,6 +161,18 @@ class SelectionIndex:
             tokens = set().union(*(fields[f] for f in names))
             common[family] = tokens if family not in common else common[family] & tokens
         return common
+
+    @staticmethod
+    def _names_listing_versions(per_card: list[dict[str, set[str]]], family_of: list[str],
+                                common_label: dict[str, set[str]]) -> set[str]:
+        """Families whose name lists their versions ("Apoc, Lost, Decay and Ruin", "GDI and NOD"): there a
+        word of the name may still name one version. Elsewhere a label word found in the name ("Cutesy V1",
+        "Inkpunk768") only repeats the model's name."""
+        listed: dict[str, int] = defaultdict(int)
+        for fields, family in zip(per_card, family_of):
+            if (fields["version"] - common_label[family]) & fields["name"]:
+                listed[family] += 1
+        return {family for family, n in listed.items() if n >= 2}
 
     @staticmethod
     def _arrays(postings: dict[int, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -90,6 +90,12 @@ def _excluded(card: StoredCheckpoint, banned: set[str]) -> bool:
     return any(field_tokens(b) & (fields["version"] if _VERSION_WORD.match(b) else tokens) for b in banned)
 
 
+def _file_words(card: StoredCheckpoint) -> set[str]:
+    """Words that describe one file of a model: its name, version label and trigger ("mrblng02-8000")."""
+    fields = card_fields(card)
+    return fields["name"] | fields["version"] | fields["trigger"]
+
+
 def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
     """The request's hard constraints as (what nothing satisfied, test) pairs, in the order they apply.
 
@@ -113,7 +119,7 @@ def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple
     for number, unit in intent.quantities:
         forms = {number, number + unit, number + unit + "s"}
         steps.append((f"none of them is the {number} {unit} one",
-                      lambda c, forms=forms: bool(forms & (field_tokens(c.version or "") | field_tokens(c.name)))))
+                      lambda c, forms=forms: bool(forms & _file_words(c))))
     bases = set(intent.base_models)
     if bases:
         steps.append((f"none of them is for {' or '.join(sorted(bases))}",

@@ -156,7 +156,7 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
     word_spans: list[tuple[int, int]] = []
     positions: set[int] = set()
     for i, (start, end, forms) in enumerate(runs):
-        if not lowered[i] or lowered[i] in STOPWORDS or lowered[i] in excluded:
+        if not lowered[i] or (lowered[i] in STOPWORDS and not _compound(text, runs, i)) or lowered[i] in excluded:
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
@@ -198,6 +198,13 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
     """Every span of the reference phrases, before a checkpoint is chosen."""
     return [*reference.phrase_spans, *(reference.spans[k] for k in reference.phrase)]
+
+
+def _compound(text: str, runs: list, i: int) -> bool:
+    """Is run ``i`` part of a word joined by an underscore ("falling_above")?"""
+    before = i > 0 and text[runs[i - 1][1] : runs[i][0]] == "_"
+    after = i + 1 < len(runs) and text[runs[i][1] : runs[i + 1][0]] == "_"
+    return before or after
 
 
 def _is_verb(lowered: list[str], i: int) -> bool:
