@@ -91,6 +91,12 @@ class Evidence:
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
 
 
+def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
+    """A version label that spells the whole model name ("Fantasy Armors" in "Fantasy Armors"): the default."""
+    name_words = set(words(model_name(card)))
+    return bool(name_words) and name_words <= fields["version"]
+
+
 def _idf(families: int, having: int) -> float:
     """BM25's inverse document frequency, over models rather than versions."""
     return math.log(1 + (families - having + 0.5) / (having + 0.5))
@@ -106,7 +112,7 @@ class SelectionIndex:
         per_card = [card_fields(c) for c in cards]
         common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
         common_label = self._family_common(per_card, self.family_of, ("version",))
-        lists_versions = self._names_listing_versions(per_card, self.family_of, common_label)
+        lists_versions = self._names_listing_versions(cards, per_card, self.family_of, common_label)
         families_with: dict[str, set[str]] = defaultdict(set)
         named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
         for i, fields in enumerate(per_card):
@@ -135,7 +141,8 @@ class SelectionIndex:
                         target[token][i] = (weight * idf, weight)
             # the words that tell this version from its siblings by its label; a word of the name ("Cutesy V1")
             # names the model, not the version
-            name_words = set() if self.family_of[i] in lists_versions else fields["name"]
+            listing = self.family_of[i] in lists_versions and not _repeats_name(cards[i], fields)
+            name_words = set() if listing else fields["name"]
             for token in fields["version"] - common_label[self.family_of[i]] - name_words:
                 label_post[token].add(i)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
@@ -163,16 +170,17 @@ class SelectionIndex:
         return common
 
     @staticmethod
-    def _names_listing_versions(per_card: list[dict[str, set[str]]], family_of: list[str],
+    def _names_listing_versions(cards: list[StoredCheckpoint], per_card: list[dict[str, set[str]]], family_of: list[str],
                                 common_label: dict[str, set[str]]) -> set[str]:
         """Families whose name lists their versions ("Apoc, Lost, Decay and Ruin", "GDI and NOD"): there a
         word of the name may still name one version. Elsewhere a label word found in the name ("Cutesy V1",
-        "Inkpunk768") only repeats the model's name."""
-        listed: dict[str, int] = defaultdict(int)
-        for fields, family in zip(per_card, family_of):
-            if (fields["version"] - common_label[family]) & fields["name"]:
-                listed[family] += 1
-        return {family for family, n in listed.items() if n >= 2}
+        "Arcade V8") only repeats the model's name."""
+        listed: dict[str, list[set[str]]] = defaultdict(list)  # family -> per version, the name words its label has
+        for card, fields, family in zip(cards, per_card, family_of):
+            found = (fields["version"] - common_label[family]) & fields["name"]
+            if found and not _repeats_name(card, fields):
+                listed[family].append(found)
+        return {family for family, found in listed.items() if len(found) >= 2 and len(set().union(*found)) >= 2}
 
     @staticmethod
     def _arrays(postings: dict[int, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -206,10 +206,14 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
     labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))) if not ranking.by_time_only else set()
     steps = constraints(intent, min(r.card.created_at for r in candidates))
+    naming = ranking.reference.naming
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
         if not ranking.by_time_only:
-            survivors = [r for r in survivors if r.total >= CONSTRAINED_RATIO * best]
+            # what a constraint leaves must still be close to the best, and must not be named by only part
+            # of the words that named the best ("gaslamp fantasy, the april one" is not any April "fantasy")
+            named = candidates[0].matched & naming
+            survivors = [r for r in survivors if r.total >= CONSTRAINED_RATIO * best and not (r.matched & naming) < named]
         if not survivors:
             nearest = [r.card for r in candidates[:3]]
             return Decision("no_match", [], f"Close candidates exist, but {reason}.", nearest)

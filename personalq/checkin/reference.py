@@ -119,7 +119,8 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             kinds += 1
             j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
             while j >= 0 and not boundary_between(j, j + 1):
-                if lowered[j] in _CONNECTORS and phrase & {j + 1, j + 2} and j > 0 and lowered[j - 1] not in _PHRASE_STOPS:
+                if (lowered[j] in _CONNECTORS and phrase & {j + 1, j + 2} and j > 0
+                        and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)):
                     j -= 1
                     continue
                 if lowered[j] in _PHRASE_STOPS:
