@@ -56,12 +56,14 @@ def checkin(
     prompts: Annotated[Path, typer.Option(help="Repo-Prompts JSONL file")],
     method: Annotated[str, typer.Option(help="checkin | dense | random | reranker | all")] = "checkin",
     out: Annotated[Optional[Path], typer.Option(help="predictions JSONL (with --method all: one file per method, suffixed)")] = None,
+    misses: Annotated[bool, typer.Option(help="list every miss with its reason after the tables")] = True,
     home: HomeOption = None,
 ) -> None:
-    """Run a selection method over every instance, write predictions, print the metrics table."""
+    """Run a selection method over every instance, write predictions, print the metrics table, a confusion table
+    (truth status x predicted status) per method and every miss with the reason the method gave."""
     from personalq.checkin.backends import make_checkin
     from personalq.eval.checkin_bench import evaluate, load_instances
-    from personalq.eval.checkin_metrics import RubricJudge, table
+    from personalq.eval.checkin_metrics import RubricJudge, confusion_table, misses_table, table
     from personalq.eval.selection_methods import MethodUnavailable, make_method
     from personalq.repository.service import Repository
 
@@ -80,6 +82,12 @@ def checkin(
         target = out if out is None or len(names) == 1 else out.with_name(f"{out.stem}.{name}{out.suffix}")
         results[name] = evaluate(chosen, instances, RubricJudge(repository), target)
     typer.echo(table(results))
+    scored = {name: result for name, result in results.items() if isinstance(result, dict)}
+    for name, result in scored.items():
+        typer.echo("\n" + confusion_table(name, result))
+    if misses:
+        for name, result in scored.items():
+            typer.echo("\n" + misses_table(name, result))
 
 
 @app.command("taq")

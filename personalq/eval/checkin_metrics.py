@@ -66,6 +66,22 @@ class RubricJudge:
         return float(np.mean(parts))
 
 
+STATUSES = ("selected", "clarify", "no_match")
+
+
+def _miss(instance: dict, prediction: dict) -> dict | None:
+    """What went wrong on one instance, or None: a wrong status, a wrong pick, or a follow-up that missed."""
+    truth = instance["ground_truth"]
+    if prediction["status"] == truth["status"] and (truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"]):
+        if truth["status"] != "clarify" or not instance.get("followup") or final_choice(prediction) == truth["checkpoint_id"]:
+            return None
+    followup = prediction.get("followup") or {}
+    got = prediction["checkpoint_id"] or (f"after follow-up {followup.get('status')} {followup.get('checkpoint_id') or ''}".strip()
+                                          if instance.get("followup") and prediction["status"] == "clarify" else "")
+    return {"id": instance["instance_id"], "query": instance["query"], "truth": f"{truth['status']} {truth.get('checkpoint_id') or ''}".strip(),
+            "got": f"{prediction['status']} {got}".strip(), "why": prediction.get("reason") or prediction.get("question") or ""}
+
+
 def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) -> dict:
     single = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "selected"]
     ambiguous = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "clarify"]
@@ -84,8 +100,13 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
         truth = i["ground_truth"]
         correct = p["status"] == truth["status"] and (truth["status"] != "selected" or p["checkpoint_id"] == truth["checkpoint_id"])
         per_category.setdefault(i.get("category", "all"), []).append(correct)
+    confusion: dict[str, dict[str, int]] = {t: {p: 0 for p in STATUSES} for t in STATUSES}
+    for i, p in zip(instances, predictions):
+        confusion[i["ground_truth"]["status"]][p["status"]] += 1
     return {
         "instances": len(instances),
+        "confusion": confusion,
+        "misses": [miss for i, p in zip(instances, predictions) if (miss := _miss(i, p))],
         "selection_accuracy": float(selection_accuracy),
         "clarify_precision": clarify[0], "clarify_recall": clarify[1], "clarify_f1": clarify[2],
         "no_match_precision": no_match[0], "no_match_recall": no_match[1], "no_match_f1": no_match[2],
@@ -119,4 +140,22 @@ def table(results: dict[str, dict | str]) -> str:
     for category in categories:
         cells = [r if isinstance(r, str) else f"{r['per_category'].get(category, float('nan')):.3f}" for r in results.values()]
         lines.append(f"| accuracy: {category} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def confusion_table(name: str, result: dict) -> str:
+    """Truth status (rows) against predicted status (columns)."""
+    lines = [f"{name}, truth status x predicted status:", "", "| truth \\ predicted | " + " | ".join(STATUSES) + " |",
+             "| --- |" + " --- |" * len(STATUSES)]
+    for truth in STATUSES:
+        lines.append(f"| {truth} | " + " | ".join(str(result["confusion"][truth][p]) for p in STATUSES) + " |")
+    return "\n".join(lines)
+
+
+def misses_table(name: str, result: dict) -> str:
+    """Every instance a method got wrong, with what it did and why it said so."""
+    lines = [f"{name}: {len(result['misses'])} misses", "", "| id | request | truth | got | reason or question |", "| --- | --- | --- | --- | --- |"]
+    for miss in result["misses"]:
+        cells = [miss["id"], miss["query"], miss["truth"], miss["got"], miss["why"][:160]]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines)
