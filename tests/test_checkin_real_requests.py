@@ -174,3 +174,13 @@ def test_nasty_strings_in_cards_and_requests_never_crash(settings, tmp_path):
                 checkin.answer(result.session, nasty)
     chosen = checkin.ask("a castle, trig0", NOW)
     assert chosen.status == "selected" and chosen.prompt.startswith(NASTY[0])  # the trigger went in verbatim
+
+
+def test_repo_list_filters_by_creator(checkin, settings):
+    from typer.testing import CliRunner
+
+    from personalq.cli import app
+
+    result = CliRunner().invoke(app, ["repo", "list", "--creator", "Hikari_Works", "--home", str(settings.home)])
+    assert result.exit_code == 0, result.output
+    assert sorted(line.split("\t")[0] for line in result.output.splitlines()) == ["lantern-1", "lantern-2", "lantern-3"]

@@ -39,3 +39,30 @@ def test_any_sqlalchemy_url_works(tmp_path):
     settings = load_settings(home=tmp_path / "home", database_url=f"sqlite:///{other}")
     Repository(settings)
     assert other.exists() and not settings.sqlite_path.exists()
+
+
+def test_0005_backfills_the_creator_from_cards_imported_before_it(tmp_path):
+    from alembic import command
+    from factories import write_card
+
+    from personalq.config import load_settings
+    from personalq.repository.database import alembic_config
+    from personalq.repository.service import CheckpointFilter, Repository
+
+    settings = load_settings(home=tmp_path / "home")
+    write_card(tmp_path / "cards", "by-ada", creator="ada_lovelace")
+    write_card(tmp_path / "cards", "nobody")
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    engine = make_engine(settings.resolved_database_url)
+    config = alembic_config(engine)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0004")  # as a database from before the column
+        connection.execute(text("UPDATE checkpoints SET card_json = '{not json' WHERE id = 'nobody'"))
+    assert "creator" not in {c["name"] for c in inspect(engine).get_columns("checkpoints")}
+    upgrade(engine)
+    with engine.connect() as connection:
+        rows = dict(connection.execute(text("SELECT id, creator FROM checkpoints")).all())
+    assert rows == {"by-ada": "ada_lovelace", "nobody": None}
+    assert [c.id for c in Repository(settings).list(CheckpointFilter(creator="ADA_lovelace"))] == ["by-ada"]

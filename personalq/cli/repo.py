@@ -51,13 +51,14 @@ def list_(
     family: Annotated[Optional[str], typer.Option(help="only this family")] = None,
     style: Annotated[Optional[str], typer.Option(help="only checkpoints with this style")] = None,
     kind: Annotated[Optional[str], typer.Option(help="lora | dreambooth | textual_inversion | checkpoint")] = None,
+    creator: Annotated[Optional[str], typer.Option(help="only checkpoints by this creator (Civitai user, modelspec.author)")] = None,
     since: Annotated[Optional[str], typer.Option(help="created on or after YYYY-MM-DD")] = None,
     until: Annotated[Optional[str], typer.Option(help="created on or before YYYY-MM-DD")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
     home: HomeOption = None,
 ) -> None:
     """One checkpoint per line, grouped by family and ordered by version."""
-    filters = CheckpointFilter(family=family, style=style, kind=kind, since=_date(since), until=_date(until, end=True))
+    filters = CheckpointFilter(family=family, style=style, kind=kind, creator=creator, since=_date(since), until=_date(until, end=True))
     checkpoints = Repository(settings_for(home)).list(filters)
     if as_json:
         typer.echo(json.dumps([c.model_dump(mode="json") for c in checkpoints], indent=1))
