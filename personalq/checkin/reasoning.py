@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
@@ -134,21 +135,24 @@ def _leaders(candidates: list[Ranked], best: float, ratio: float, unique_word: f
     leading = [r for r in candidates if r.total >= ratio * best]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
-    named = [r.matched & phrase for r in leading]
-    leading = [r for r, words in zip(leading, named) if not any(words < other for other in named)]
+    named = {r.matched & phrase for r in leading}
+    outdone = {found for found in named if any(found < other for other in named)}
+    leading = [r for r in leading if r.matched & phrase not in outdone]
     # inside one model, the versions with the most version evidence push their siblings out, and among
     # those, the ones whose version label says it ("v3.0-ming" over a v3.0 listing "ming style" in its triggers)
     margin = OWN_MARGIN * unique_word
-    kept = []
-    for family in dict.fromkeys(r.card.family or r.card.id for r in leading):
-        members = [r for r in leading if (r.card.family or r.card.id) == family]
+    families: dict[str, list[Ranked]] = defaultdict(list)
+    for r in leading:
+        families[r.card.family or r.card.id].append(r)
+    kept: set[str] = set()
+    for members in families.values():
         most_own = max(r.own for r in members)
         if most_own >= margin:
             members = [r for r in members if r.own >= most_own - 1e-9]
-        label_words = {id(r): len({words[k].forms[0] for k in r.labelled & naming}) for r in members}
+        label_words = {r.card.id: len({words[k].forms[0] for k in r.labelled & naming}) for r in members}
         most_labelled = max(label_words.values())
-        kept += [r for r in members if label_words[id(r)] == most_labelled]
-    return [r for r in leading if r in kept]
+        kept.update(cid for cid, n in label_words.items() if n == most_labelled)
+    return [r for r in leading if r.card.id in kept]
 
 
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
