@@ -112,7 +112,8 @@ class SelectionIndex:
         per_card = [card_fields(c) for c in cards]
         common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
         common_label = self._family_common(per_card, self.family_of, ("version",))
-        lists_versions = self._names_listing_versions(cards, per_card, self.family_of, common_label)
+        repeats = [_repeats_name(card, fields) for card, fields in zip(cards, per_card)]
+        lists_versions = self._names_listing_versions(per_card, repeats, self.family_of, common_label)
         families_with: dict[str, set[str]] = defaultdict(set)
         named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
         for i, fields in enumerate(per_card):
@@ -141,7 +142,7 @@ class SelectionIndex:
                         target[token][i] = (weight * idf, weight)
             # the words that tell this version from its siblings by its label; a word of the name ("Cutesy V1")
             # names the model, not the version
-            listing = self.family_of[i] in lists_versions and not _repeats_name(cards[i], fields)
+            listing = self.family_of[i] in lists_versions and not repeats[i]
             name_words = set() if listing else fields["name"]
             for token in fields["version"] - common_label[self.family_of[i]] - name_words:
                 label_post[token].add(i)
@@ -170,15 +171,15 @@ class SelectionIndex:
         return common
 
     @staticmethod
-    def _names_listing_versions(cards: list[StoredCheckpoint], per_card: list[dict[str, set[str]]], family_of: list[str],
+    def _names_listing_versions(per_card: list[dict[str, set[str]]], repeats: list[bool], family_of: list[str],
                                 common_label: dict[str, set[str]]) -> set[str]:
         """Families whose name lists their versions ("Apoc, Lost, Decay and Ruin", "GDI and NOD"): there a
         word of the name may still name one version. Elsewhere a label word found in the name ("Cutesy V1",
         "Arcade V8") only repeats the model's name."""
         listed: dict[str, list[set[str]]] = defaultdict(list)  # family -> per version, the name words its label has
-        for card, fields, family in zip(cards, per_card, family_of):
+        for fields, repeated, family in zip(per_card, repeats, family_of):
             found = (fields["version"] - common_label[family]) & fields["name"]
-            if found and not _repeats_name(card, fields):
+            if found and not repeated:
                 listed[family].append(found)
         return {family for family, found in listed.items() if len(found) >= 2 and len(set().union(*found)) >= 2}
 

@@ -153,6 +153,7 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
         _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
 
+    style_phrases = [span for span in styles if " " in text[span[0] : span[1]].strip()]
     words: list[QueryWord] = []
     word_spans: list[tuple[int, int]] = []
     positions: set[int] = set()
@@ -161,7 +162,7 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
-        in_style = _covered(start, end, [span for span in styles if " " in text[span[0] : span[1]].strip()])
+        in_style = _covered(start, end, style_phrases)
         weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
         if is_unspaced(forms[0]):  # character pairs are evidence each
             for pair in forms:

@@ -69,10 +69,16 @@ class RubricJudge:
 STATUSES = ("selected", "clarify", "no_match")
 
 
+def _correct(instance: dict, prediction: dict) -> bool:
+    """The right status, and for a single match the right checkpoint (what overall accuracy counts)."""
+    truth = instance["ground_truth"]
+    return prediction["status"] == truth["status"] and (truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"])
+
+
 def _miss(instance: dict, prediction: dict) -> dict | None:
     """What went wrong on one instance, or None: a wrong status, a wrong pick, or a follow-up that missed."""
     truth = instance["ground_truth"]
-    if prediction["status"] == truth["status"] and (truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"]):
+    if _correct(instance, prediction):
         if truth["status"] != "clarify" or not instance.get("followup") or final_choice(prediction) == truth["checkpoint_id"]:
             return None
     followup = prediction.get("followup") or {}
@@ -97,9 +103,7 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     latencies = [p["latency_ms"] for p in predictions if p.get("latency_ms") is not None]
     per_category: dict[str, list[bool]] = {}
     for i, p in zip(instances, predictions):
-        truth = i["ground_truth"]
-        correct = p["status"] == truth["status"] and (truth["status"] != "selected" or p["checkpoint_id"] == truth["checkpoint_id"])
-        per_category.setdefault(i.get("category", "all"), []).append(correct)
+        per_category.setdefault(i.get("category", "all"), []).append(_correct(i, p))
     confusion: dict[str, dict[str, int]] = {t: {p: 0 for p in STATUSES} for t in STATUSES}
     for i, p in zip(instances, predictions):
         confusion[i["ground_truth"]["status"]][p["status"]] += 1
