@@ -38,6 +38,12 @@ CARDS = [
      "2023-05-01"),
     ("kite-1", "Kite Festival v1", "kite", "v1", ["kitefest"], ["anime"], "kites in the sky", "2023-01-01"),
     ("kite-2", "Kite Festival v2", "kite", "v2", ["kitefest"], ["watercolor"], "kites in the sky", "2023-02-01"),
+    ("moon-1", "CopperMoonAI v1.0", "coppermoon", "v1.0", ["cmoon"], [], "brass and fog", "2023-05-03"),
+    ("moon-2", "CopperMoonAI v2.0", "coppermoon", "v2.0", ["cmoon"], [], "brass and fog", "2023-06-03"),
+    ("keeper", "Lighthouse Keeper v1", "keeper", "v1", ["lhkeeper"], [], "a lighthouse on a cliff", "2023-06-20"),
+    ("quiet", "QuietGrain Negative", "quietgrain", "v1", ["quietgrain"], [], "negative embedding (女孩, 花园)", "2023-04-04"),
+    ("dress", "长裙 Long Dress v3", "dress", "v3", ["longdress"], [], "flowing skirts", "2023-05-05"),
+    ("dress-2", "长裙 Long Dress v2", "dress", "v2", ["longdress"], [], "flowing skirts", "2023-04-05"),
 ]
 
 
@@ -97,6 +103,27 @@ def test_not_v2_reads_the_version_label_not_the_name(checkin):
 def test_a_named_style_tells_versions_apart(checkin):
     assert picked(checkin, "my watercolor kite festival") == ("selected", "kite-2")
     assert picked(checkin, "my latest anime kite festival") == ("selected", "kite-1")
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    # the clause a model's name spells out whole is the name; the others are the picture
+    ("a lighthouse on a stormy coast, copper moon, the version from june", "moon-2"),
+    ("a lighthouse on a stormy coast - quietgrain", "quiet"),
+])
+def test_the_clause_a_name_spells_out_names_the_model(checkin, request_text, expected):
+    assert picked(checkin, request_text) == ("selected", expected)
+
+
+def test_a_possessive_names_a_model_only_when_its_owner_is_a_known_name(checkin):
+    # "baker's" owns nothing in the repository: "baker's kitchen" is the picture, not a name to find
+    assert picked(checkin, "quietgrain as the negative for a baker's kitchen at dawn") == ("selected", "quiet")
+    result = checkin.ask("a baker's kitchen at dawn", NOW)
+    assert result.status == "no_match"
+
+
+def test_a_sentence_after_a_version_in_an_unspaced_script_is_the_picture(checkin):
+    # Chinese has no spaces: the whole sentence after "v3" is one run, not a two-word version label
+    assert picked(checkin, "长裙 v3 女孩在花园里散步") == ("selected", "dress")
 
 
 def test_the_benchmark_prints_a_confusion_table_and_every_miss_with_its_reason(checkin, settings, tmp_path):

@@ -99,7 +99,8 @@ class CheckIn:
         """The intent record (constraints) and the reference words (evidence) of one message."""
         intent = parse_intent(text, now)
         excluded = {w for phrase in intent.excluded for w in words(phrase)}
-        return intent, read_reference(text, intent.selection_spans, excluded, intent.style_spans, intent.version_span)
+        return intent, read_reference(text, intent.selection_spans, excluded, intent.style_spans, intent.version_span,
+                                      names=self.cache.index().names)
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()

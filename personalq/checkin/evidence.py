@@ -89,6 +89,7 @@ class Evidence:
     coverage: np.ndarray  # share of the reference phrase's weight matched, field strength included
     labelled: dict[int, set[int]]  # card index -> request words found in its version label alone
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
+    named: dict[int, set[int]]  # card index -> positions of the request words found in its identity fields
 
 
 def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
@@ -215,12 +216,13 @@ class SelectionIndex:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
 
-    def score(self, query: list[QueryWord], phrase: set[int] = frozenset(), tentative: set[int] = frozenset()) -> Evidence:
+    def score(self, query: list[QueryWord], phrase: set[int] = frozenset()) -> Evidence:
         """Family and own evidence of every card for the request words ``query``; ``phrase`` are the indices of
-        the words the person used to name the model (``tentative`` ones count only when known)."""
+        the words the person used to name the model."""
         n = len(self.cards)
         family_total, own_total = np.zeros(n), np.zeros(n)
         matched: dict[int, set[int]] = defaultdict(set)
+        named: dict[int, set[int]] = defaultdict(set)
         # (first word, past the last word, text, whether a longer name may start with it)
         spans = [(i, i + 1, form, k == 0) for i, word in enumerate(query) for k, form in enumerate(word.forms)]
         for length in range(2, MAX_JOINED + 1):
@@ -232,12 +234,16 @@ class SelectionIndex:
         best_family = np.zeros((len(query), n))
         best_own = np.zeros((len(query), n))
         best_strong = np.zeros((len(query), n))
+        # how well each word is found, for coverage: a joined match ("gaslamp fantasy" in "GasLampFantasyAI")
+        # finds each of its words whole, though its evidence is shared between them
+        best_found = np.zeros((len(query), n))
         labelled: dict[int, set[int]] = defaultdict(set)
         for start, end, text, prefix in spans:
             for token, similarity in self._near(text, prefix):
                 for i in self._label.get(token, ()) if similarity == 1.0 else ():
                     labelled[i].update(range(start, end))
-                value = similarity / (end - start) * min(w.weight for w in query[start:end])
+                found = similarity * min(w.weight for w in query[start:end])
+                value = found / (end - start)
                 for postings, best in ((self._family.get(token), best_family), (self._own.get(token), best_own)):
                     if postings is None:
                         continue
@@ -246,11 +252,12 @@ class SelectionIndex:
                     for row in range(start, end):
                         best[row, ids] = np.maximum(best[row, ids], evidence * value)
                         best_strong[row, ids] = np.maximum(best_strong[row, ids], strong)
-        self._mention_bonus(query, best_family, best_own)
-        masses = {p: self.mass(query[p]) for p in phrase if not (p in tentative and self._unknown(query[p]))}
+                        best_found[row, ids] = np.maximum(best_found[row, ids], evidence * found)
+        self._mention_bonus(query, best_family, best_own, best_found)
+        masses = {p: self.mass(query[p]) for p in phrase}
         coverage = np.ones(n)
         if sum(masses.values()) > 0:
-            found = sum(np.maximum(best_family[p], best_own[p]) / max(query[p].weight, 1e-9) for p in masses)
+            found = sum(best_found[p] / max(query[p].weight, 1e-9) for p in masses)
             coverage = np.minimum(1.0, found / sum(masses.values()))
         for row in range(len(query)):
             # a word counts once per card: at its strongest field, family or own
@@ -260,12 +267,16 @@ class SelectionIndex:
             own_total += np.where(own_wins, own_row, 0.0)
             for i in np.flatnonzero(family_row + own_row):
                 matched[int(i)].add(row)
-        return Evidence(family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0))
+            for i in np.flatnonzero(best_strong[row]):
+                named[int(i)].add(row)
+        return Evidence(family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0), dict(named))
 
-    def _unknown(self, word: QueryWord) -> bool:
-        return not any(self._near(form) for form in word.forms)
+    def names(self, word: str) -> bool:
+        """Is ``word`` (or a near spelling) a word of some checkpoint's name, creator, trigger, version or subject?"""
+        return any(token in self.name_idf for token, _ in self._near(word))
 
-    def _mention_bonus(self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray) -> None:
+    def _mention_bonus(self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray,
+                       best_found: np.ndarray) -> None:
         """A run of request words that spells a whole model name or version label ("easynegative",
         "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are."""
         for start in range(len(query)):
@@ -277,6 +288,7 @@ class SelectionIndex:
                     best, card = (best_family, i) if i >= 0 else (best_own, -1 - i)
                     for row in range(start, end):
                         best[row, card] += MENTION_BONUS / (end - start)
+                        best_found[row, card] += MENTION_BONUS
 
 
 __all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name"]

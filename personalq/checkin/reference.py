@@ -12,7 +12,8 @@ inside a phrase they are the reason a request names nothing we have ("my moomin 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from bm25s.stopwords import STOPWORDS_EN
 
@@ -55,6 +56,8 @@ _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|\-–—/\\\n，。、；：！？（）「」]")
+# between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")
+_CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]|\n，。、；：！？（）「」]|\.(?=\s|$)|\s[-–—]+\s|[–—]")
 
 
 @dataclass
@@ -65,13 +68,18 @@ class Reference:
     words: list[QueryWord] = field(default_factory=list)
     phrase: set[int] = field(default_factory=set)
     names_nothing: bool = False  # a kind word with no name before it: "the lora I got last week"
-    tentative: set[int] = field(default_factory=set)  # phrase words that name something only if the repository knows them
     spans: list[tuple[int, int]] = field(default_factory=list)  # character span of each word
     phrase_spans: list[tuple[int, int]] = field(default_factory=list)  # the kind and naming words around the phrases
+    clauses: list[int] = field(default_factory=list)  # the clause (between commas, dashes, ...) of each word
 
     @property
     def has_phrase(self) -> bool:
         return bool(self.phrase)
+
+    def with_phrase(self, phrase: set[int]) -> Reference:
+        """The same words with ``phrase`` as the reference phrase, the others weighted as content."""
+        words = [w if k in phrase else replace(w, weight=min(w.weight, CONTENT_WEIGHT)) for k, w in enumerate(self.words)]
+        return replace(self, words=words, phrase=set(phrase))
 
     @property
     def naming(self) -> set[int]:
@@ -84,11 +92,13 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
 
 
 def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset(),
-                   styles: list[tuple[int, int]] = (), version: tuple[int, int] | None = None) -> Reference:
+                   styles: list[tuple[int, int]] = (), version: tuple[int, int] | None = None,
+                   names: Callable[[str], bool] = lambda word: True) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
-    ``version`` span, a version number, marks a phrase as a kind word does."""
+    ``version`` span, a version number, marks a phrase as a kind word does. A possessive marks one only when
+    ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market"."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
     lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
@@ -98,7 +108,6 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
 
     phrase: set[int] = set()
     markers: set[int] = set()  # kind and naming words that belong to a phrase
-    tentative: set[int] = set()  # possessives: a creator or a name only if the repository knows the word
     kinds = 0
 
     def forward(i: int) -> None:
@@ -145,8 +154,7 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             forward(i)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
-        elif _possessive(text, runs[i]):
-            tentative.add(i)
+        elif _possessive(text, runs[i]) and names(word):
             phrase.add(i)
             forward(i)
     if version is not None:
@@ -176,8 +184,8 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             if is_unspaced(forms[0]):
                 positions.update(range(len(words) - len(forms), len(words)))
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase)]
-    tentative_words = {k for k, w in enumerate(words) if w.position in tentative}
-    return Reference(words, positions, kinds > 0 and not phrase, tentative_words, word_spans, phrase_spans)
+    clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
+    return Reference(words, positions, kinds > 0 and not phrase, word_spans, phrase_spans, clauses)
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
@@ -238,7 +246,9 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
             closes = not lowered[i] in _PHRASE_STOPS or bool(_BOUNDARY.search(gap))
             break
         tail.append(i)
-    if tail and ((closes and len(tail) <= LABEL_TAIL) or text[end : runs[tail[0]][0]] in ("-", "_")):
+    # A run of an unspaced script ("ผู้ชายเดินในตลาดนัด") is a sentence, not one word: count its character pairs.
+    length = sum(len(runs[i][2]) if is_unspaced(runs[i][2][0]) else 1 for i in tail)
+    if tail and ((closes and length <= LABEL_TAIL) or text[end : runs[tail[0]][0]] in ("-", "_")):
         phrase.update(tail[:LABEL_TAIL])
 
 

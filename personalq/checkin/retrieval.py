@@ -9,6 +9,8 @@ inside its windows instead.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import and_, or_, select
@@ -140,12 +142,30 @@ def by_time(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     return Ranking([Ranked(card) for card in cache.get_many(ids)], reference, by_time_only=True)
 
 
+def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
+    """In a request that marks no name ("a clockmaker's shop on a foggy street, gaslamp fantasy, the version
+    from june"), the one clause some checkpoint's name, creator, trigger, version or subject spells out
+    whole: that clause is the name and the others are what to draw. Empty when no clause, or more than one,
+    is spelled out so, or the request is a single clause."""
+    if reference.phrase or len(set(reference.clauses)) < 2:
+        return set()
+    clauses: dict[int, set[int]] = defaultdict(set)
+    for k, c in enumerate(reference.clauses):
+        clauses[c].add(k)
+    spelled = {c for c, members in clauses.items() if any(members <= found for found in named)}
+    return clauses[spelled.pop()] if len(spelled) == 1 else set()
+
+
 def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     """Score every checkpoint against the reference words; keep those with any evidence, best first."""
     if not reference.words or (reference.names_nothing and timed(intent)):
         return by_time(cache, intent, reference)
     index = cache.index()
-    evidence = index.score(reference.words, reference.phrase, reference.tentative)
+    evidence = index.score(reference.words, reference.phrase)
+    clause = _naming_clause(reference, evidence.named.values())
+    if clause:
+        reference = reference.with_phrase(clause)
+        evidence = index.score(reference.words, reference.phrase)
     candidates = [Ranked(index.cards[i], float(evidence.family[i]), float(evidence.own[i]), float(evidence.coverage[i]),
                          frozenset(words), frozenset(evidence.labelled.get(i, ())), float(evidence.strong[i]))
                   for i, words in evidence.matched.items()]
