@@ -42,7 +42,7 @@ CARDS = [
     ("moon-2", "CopperMoonAI v2.0", "coppermoon", "v2.0", ["cmoon"], [], "brass and fog", "2023-06-03"),
     ("keeper", "Lighthouse Keeper v1", "keeper", "v1", ["lhkeeper"], [], "a lighthouse on a cliff", "2023-06-20"),
     ("quiet", "QuietGrain Negative", "quietgrain", "v1", ["quietgrain"], [], "negative embedding (女孩, 花园)", "2023-04-04"),
-    ("dress", "长裙 Long Dress v3", "dress", "v3", ["longdress"], [], "flowing skirts", "2023-05-05"),
+    ("dress", "长裙 Long Dress v3", "dress", "v3", ["longdress"], [], "flowing skirts (就是那个长裙)", "2023-05-05"),
     ("dress-2", "长裙 Long Dress v2", "dress", "v2", ["longdress"], [], "flowing skirts", "2023-04-05"),
 ]
 
@@ -124,6 +124,11 @@ def test_a_possessive_names_a_model_only_when_its_owner_is_a_known_name(checkin)
 def test_a_sentence_after_a_version_in_an_unspaced_script_is_the_picture(checkin):
     # Chinese has no spaces: the whole sentence after "v3" is one run, not a two-word version label
     assert picked(checkin, "长裙 v3 女孩在花园里散步") == ("selected", "dress")
+
+
+def test_a_demonstrative_is_not_a_name(checkin):
+    # "那个" is "that one": "that embedding" names nothing, the name is in the brackets before it
+    assert picked(checkin, "用(quietgrain)那个embedding画一个在花园里的女孩") == ("selected", "quiet")
 
 
 def test_the_benchmark_prints_a_confusion_table_and_every_miss_with_its_reason(checkin, settings, tmp_path):

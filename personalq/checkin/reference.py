@@ -28,10 +28,12 @@ CONTENT_WEIGHT = 0.5
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
 KIND_WORDS = frozenset("lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
                        "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split())
-# a reference phrase never reaches back over these
+# "that (one)", "this" in scripts other than English ("(suijing)那个embedding")
+_DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
+# a reference phrase never reaches back over these (ACTION_VERBS used as verbs are blanked to "")
 _PHRASE_STOPS = frozenset("a an the my your our his her their this that these those with using use used in on at of for by and or "
                           "to from into i me it its is was be please like "
-                          "as but not no without some any".split()) | {""}  # "": an action verb (see ACTION_VERBS)
+                          "as but not no without some any".split()) | {""} | _DEMONSTRATIVES  # "": an action verb
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
@@ -48,7 +50,7 @@ STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
     "onto upon against among beneath within from about after before during until while "
     "i me my mine we us our you your he him his she her it its they them their which what who whom whose "
     "do does did doing have has had am were been being can could would should shall may might must "
-    "than".split())
+    "than".split()) | _DEMONSTRATIVES
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
 ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
