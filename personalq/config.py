@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ class Settings(BaseSettings):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     llm_backend: Literal["local", "gemini", "openai"] = "local"
     llm_model: str = "gemini-2.5-flash"
-    llm_api_key: str | None = None
+    llm_api_key: SecretStr | None = Field(default=None, description="the LLM backend's key; never logged or shown")
     llm_base_url: str | None = Field(default=None, description="endpoint override (a local server, a proxy)")
     llm_timeout_s: float = 20.0
     memory_budget_mb: int = 2048
@@ -32,7 +32,15 @@ class Settings(BaseSettings):
     model_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "personalq",
                               description="per-user files derived from packaged models (the ONNX query encoder)")
     rater_tokens: dict[str, str] = Field(default_factory=dict, description="rater sign-in: token -> rater name")
-    admin_token: str | None = Field(default=None, description="token that opens the preference results")
+    admin_token: SecretStr | None = Field(
+        default=None, description="token that opens the preference results and the web app's writes (import, remove, "
+        "reindex, memory budget)")
+    auth: dict[str, SecretStr] = Field(default_factory=dict, description="Gradio sign-in for the whole web app: user -> "
+                                       "password; signed-in users may write")
+    queue_size: int = Field(default=64, ge=1, description="requests waiting in the web app's queue before it says busy")
+    max_upload_mb: int = Field(default=2048, ge=1, description="largest file the web app accepts as an upload")
+    retention_hours: float = Field(default=72.0, gt=0, description="generated images and chat sessions older than this "
+                                   "are deleted")
     zero_gpu: bool = Field(default=False, validation_alias=AliasChoices("PERSONALQ_ZERO_GPU", "SPACES_ZERO_GPU"),
                            description="running on a ZeroGPU Space: generation is wrapped in spaces.GPU")
     base_models: dict[str, str] = Field(
@@ -47,6 +55,26 @@ class Settings(BaseSettings):
     @property
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{self.sqlite_path}"
+
+    @property
+    def outputs_dir(self) -> Path:
+        """Generated images, one folder per chat session; served by the web app."""
+        return self.home / "outputs"
+
+    @property
+    def previews_dir(self) -> Path:
+        """Copies of the cards' preview images, so the web app serves only from the home."""
+        return self.home / "previews"
+
+    @property
+    def rating_dir(self) -> Path:
+        """The rater's pair images and exports; served by the web app."""
+        return self.home / "rating"
+
+    @property
+    def uploads_dir(self) -> Path:
+        """Files uploaded through the web app, one folder per upload, kept because the repository points at them."""
+        return self.home / "uploads"
 
     @property
     def chroma_dir(self) -> Path:

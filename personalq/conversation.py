@@ -19,6 +19,12 @@ from personalq.checkin.sessions import SessionNotFound
 from personalq.repository.service import Repository, StoredCheckpoint
 
 USE_PREFIX = "Use "
+_MARKDOWN = re.compile(r"([\\`\[\]!])")  # links, images and code spans; HTML is escaped separately
+
+
+def plain(text: str) -> str:
+    """Card or request text made inert in the chat's Markdown: no tags, links or remote images a card could plant."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(text))
 
 
 @dataclass
@@ -40,16 +46,16 @@ class Turn:
 
 
 def highlight(prompt: str, triggers: list[str]) -> str:
-    """The prompt as HTML with every trigger occurrence marked."""
-    escaped = html.escape(prompt)
+    """The prompt as inert text with every trigger occurrence marked."""
+    escaped = plain(prompt)
     for trigger in sorted(triggers, key=len, reverse=True):
-        escaped = re.sub(re.escape(html.escape(trigger)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.IGNORECASE)
+        escaped = re.sub(re.escape(plain(trigger)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.IGNORECASE)
     return escaped
 
 
 def describe(checkpoint: StoredCheckpoint, prompt: str) -> str:
-    version = f" · version {checkpoint.version}" if checkpoint.version else ""
-    return (f"**{html.escape(checkpoint.name)}**{version} · {checkpoint.created_at:%d %b %Y} · {checkpoint.kind.replace('_', ' ')}\n\n"
+    version = f" · version {plain(checkpoint.version)}" if checkpoint.version else ""
+    return (f"**{plain(checkpoint.name)}**{version} · {checkpoint.created_at:%d %b %Y} · {checkpoint.kind.replace('_', ' ')}\n\n"
             f"Prompt: {highlight(prompt, checkpoint.triggers)}")
 
 
@@ -81,11 +87,11 @@ class Conversation:
             return Turn("selected", describe(checkpoint, result.prompt), checkpoint=checkpoint, prompt=result.prompt,
                         latency_ms=result.latency_ms)
         if result.status == "clarify":
-            return Turn("clarify", html.escape(result.question or "Which one do you mean?"), [o.label for o in result.options],
+            return Turn("clarify", plain(result.question or "Which one do you mean?"), [o.label for o in result.options],
                         latency_ms=result.latency_ms)
         state.offered = {f"{USE_PREFIX}{a.name} ({a.created_at:%b %Y})": a.checkpoint_id for a in result.alternatives}
         nearest = " Nearest checkpoints are offered below." if state.offered else ""
-        return Turn("no_match", f"No match. {html.escape((result.reason or 'Nothing fits the request').rstrip('.'))}.{nearest}",
+        return Turn("no_match", f"No match. {plain((result.reason or 'Nothing fits the request').rstrip('.'))}.{nearest}",
                     list(state.offered), latency_ms=result.latency_ms)
 
     def _use(self, checkpoint_id: str, state: ChatState) -> Turn:

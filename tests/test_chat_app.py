@@ -10,7 +10,7 @@ import pytest
 
 from personalq.config import DEFAULT_ASSETS, load_settings
 from personalq.runtime import start
-from personalq.ui.app import build_app
+from personalq.ui.app import launch
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")]
@@ -28,8 +28,7 @@ def app_url(tmp_path_factory):
                              rater_tokens={"tok-alice": "alice"}, admin_token="tok-admin")
     runtime = start(settings)
     assert runtime.repository.count() >= 60
-    app = build_app(runtime)
-    app.queue(default_concurrency_limit=4).launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True)
+    app = launch(runtime, "127.0.0.1", free_port(), prevent_thread_lock=True, quiet=True)
     yield app.local_url
     app.close()
 
@@ -117,6 +116,12 @@ def test_the_repository_tab_imports_a_folder_of_cards(page, tmp_path):
     page.get_by_role("tab", name="Repository").click()
     page.get_by_text("Import or remove").click()
     page.fill("#import-path textarea", str(folder))
+    page.click("#import-button")  # an admin token is configured: this session has not signed in yet
+    page.wait_for_function("document.querySelector('#import-status textarea').value.includes('Sign in')", timeout=60_000)
+    page.get_by_text("Admin", exact=True).click()
+    page.fill("#admin-token input", "tok-admin")
+    page.click("#admin-sign-in")
+    page.wait_for_function("document.querySelector('#admin-status').innerText.includes('Signed in')", timeout=60_000)
     page.click("#import-button")
     page.wait_for_function("document.querySelector('#import-status textarea').value.includes('zebra-v2')", timeout=60_000)
     report = page.input_value("#import-status textarea")

@@ -44,7 +44,7 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     engine = Engine(settings, calibration_captions=4, calibration_steps=2)
     frames = list(engine.generate(card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=3)))
     assert [f.step for f in frames] == [1, 2, 3, 3] and frames[-1].final and frames[-1].image.size == (64, 64)
-    assert ("adapter", "teddybear-v2") in engine.cache.keys()  # the LoRA's tensors stay warm beside the UNets
+    assert ("adapter", card.weights_sha256) in engine.cache.keys()  # the LoRA's tensors stay warm beside the UNets
     stored = variant_path(card, precision_config("W8A8"), settings.home / "taq")
     assert stored.exists()
     report = engine.memory()
@@ -99,7 +99,7 @@ def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(se
     engine = Engine(settings)
     frames = list(engine.generate(card, "a photo of <merged-v1>", params=GenerationParams(steps=2)))
     assert frames[-1].final
-    loaded = engine.cache.get(("unet", "merged-v1", "FP32"))
+    loaded = engine.cache.get(("unet", card.weights_sha256, "FP32"))
     assert torch.equal(loaded.conv_out.bias, unet.conv_out.bias)
 
 

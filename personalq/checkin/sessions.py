@@ -8,6 +8,8 @@ import uuid
 
 from pydantic import BaseModel
 
+from sqlalchemy import delete
+
 from personalq.checkin.clarify import Option
 from personalq.repository.orm import CheckinSession
 from personalq.repository.service import Repository
@@ -53,3 +55,9 @@ class SessionStore:
             if row is None:
                 raise SessionNotFound(session_id)
             row.status, row.state_json, row.updated_at = status, state.model_dump_json(), _utcnow()
+
+    def purge(self, older_than: dt.timedelta, now: dt.datetime | None = None) -> int:
+        """Delete sessions untouched for ``older_than`` before ``now`` (naive UTC); returns how many went."""
+        cutoff = (now or _utcnow()) - older_than
+        with self.sessions.begin() as db:
+            return db.execute(delete(CheckinSession).where(CheckinSession.updated_at < cutoff)).rowcount or 0

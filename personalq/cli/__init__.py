@@ -6,12 +6,13 @@ import logging
 
 import typer
 
-from personalq.cli import bench, checkin, quantize, repo, serve, zoo
+from personalq.cli import bench, checkin, quantize, repo, serve, space, zoo
 
 app = typer.Typer(help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.", no_args_is_help=True, add_completion=False)
 app.add_typer(repo.app, name="repo")
 app.add_typer(zoo.app, name="zoo")
 app.add_typer(bench.app, name="bench")
+app.add_typer(space.app, name="space")
 app.command("serve")(serve.serve)
 app.command("checkin")(checkin.checkin)
 app.command("quantize")(quantize.quantize)

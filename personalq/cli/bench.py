@@ -258,7 +258,8 @@ def preference(
     if not votes:
         typer.echo("no votes yet: rate in the app's Rate tab, or pass --simulate N")
         raise typer.Exit(0)
-    typer.echo(results_table(votes, intent_scores(maker, items)))
+    not_asked = (len(items) - len(maker.askable(items)), len(items))
+    typer.echo(results_table(votes, intent_scores(maker, items), not_asked))
     if llm_judge:
         if settings.llm_backend == "local" or not (settings.llm_api_key or settings.llm_base_url):
             fail("--llm-judge needs PERSONALQ_LLM_BACKEND=gemini|openai and a key or endpoint")

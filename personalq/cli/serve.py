@@ -16,7 +16,6 @@ def serve(
 ) -> None:
     """Start the PersonalQ web app on the repository in HOME (importing the bundled demo on first start)."""
     from personalq.runtime import start
-    from personalq.ui.app import build_app
+    from personalq.ui.app import launch
 
-    runtime = start(settings_for(home))
-    build_app(runtime).queue(default_concurrency_limit=4).launch(server_name=host, server_port=port)
+    launch(start(settings_for(home)), host=host, port=port)

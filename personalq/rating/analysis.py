@@ -3,7 +3,8 @@
 Ties and "both bad" count as half a win for each side. Confidence intervals come from
 ``scipy.stats.bootstrap`` (percentile, 95%, through :func:`mean_interval`); Bradley-Terry strengths from the
 classic MM iteration (Hunter 2004), a dozen lines that do not justify another dependency; agreement is
-Fleiss' kappa over items with at least two raters.
+Fleiss' kappa over items with at least two raters. Votes on pairs that showed one checkpoint on both sides
+(cast before such pairs stopped being asked) are left out of all of it, and counted.
 """
 
 from __future__ import annotations
@@ -95,18 +96,40 @@ def fleiss_kappa(votes: list[Vote]) -> tuple[float | None, int]:
     return (1.0 if expected == 1 else (observed - expected) / (1 - expected)), len(items)
 
 
-def results_table(votes: list[Vote], intent: dict[str, float] | None = None) -> str:
-    """The paper's Table 2 layout: Check-in vs each baseline, with CIs, counts, BT scores and intent scores."""
-    strengths = bradley_terry(votes)
+def identical(vote: Vote) -> bool:
+    """Both sides showed the same checkpoint (or none): the rater saw one picture twice, so the vote says nothing."""
+    return vote.checkpoint_left == vote.checkpoint_right
+
+
+def _identical_note(not_asked: tuple[int, int] | None, left_out: int) -> str | None:
+    parts = []
+    if not_asked is not None:
+        parts.append(f"Not asked: {not_asked[0]} of {not_asked[1]} items, where Check-in and its baseline chose the same checkpoint "
+                     "(the two images would be identical)")
+    if left_out:
+        parts.append(f"{left_out} earlier votes on such pairs left out")
+    return "; ".join(parts) or None
+
+
+def results_table(votes: list[Vote], intent: dict[str, float] | None = None, not_asked: tuple[int, int] | None = None) -> str:
+    """The paper's Table 2 layout: Check-in vs each baseline, with CIs, counts, BT scores and intent scores.
+
+    ``not_asked``: (items whose two sides would show the same checkpoint, all items), reported under the table.
+    """
+    compared = [v for v in votes if not identical(v)]
+    strengths = bradley_terry(compared)
     lines = ["| Check-in vs | win rate (ties = 1/2) | 95% CI | votes | wins / losses / ties | Bradley-Terry (Check-in : baseline) |",
              "| --- | --- | --- | --- | --- | --- |"]
-    for r in win_rates(votes):
+    for r in win_rates(compared):
         lines.append(f"| {r.baseline} | {r.rate:.1%} | [{r.low:.1%}, {r.high:.1%}] | {r.votes} | {r.wins} / {r.losses} / {r.ties} | "
                      f"{strengths.get(FOCUS, 0):.3f} : {strengths.get(r.baseline, 0):.3f} |")
-    kappa, items = fleiss_kappa(votes)
+    kappa, items = fleiss_kappa(compared)
     lines.append("")
     lines.append(f"Inter-rater agreement (Fleiss' kappa over {items} items with several raters): "
                  + (f"{kappa:.3f}" if kappa is not None else "n/a"))
+    note = _identical_note(not_asked, len(votes) - len(compared))
+    if note:
+        lines.append(note)
     if intent:
         lines.append("Intent score (local rubric judge, 1-5): " + ", ".join(f"{m} {s:.2f}" for m, s in sorted(intent.items(), key=lambda x: -x[1])))
     return "\n".join(lines)

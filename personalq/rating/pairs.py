@@ -1,15 +1,21 @@
-"""Blind pairs: Check-in against one baseline per item, same seed, sides randomized per rater.
+"""Blind pairs: Check-in against one baseline per item, same seed, sides drawn at random for every showing.
 
 Each method's pick for an item is computed once; images are generated once per (item, method) through the
-serving engine and kept on disk, so every rater of an item sees the same two images.
+serving engine and kept on disk, so every rater of an item sees the same two images. Nothing a rater can see
+tells the sides apart: image names are keyed by the server's secret, the side order is a fresh random draw
+that only the server keeps (under the pair's ticket), and an item whose two methods chose the same checkpoint
+is not asked at all, since its two images would be the same picture.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import random
-from dataclasses import dataclass
+import secrets
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from personalq.checkin.agent import CheckIn
@@ -17,11 +23,13 @@ from personalq.checkin.rewrite import rewrite_prompt
 from personalq.eval.selection_methods import MethodUnavailable, make_method
 from personalq.rating.items import RatingItem
 from personalq.rating.judge import REFERENCE_DATE
+from personalq.rating.secret import home_secret
 from personalq.repository.service import Repository
 from personalq.serving.generation import GenerationParams
 
 log = logging.getLogger(__name__)
 BASELINES = ("random", "dense", "reranker")
+_SIDES = random.SystemRandom()  # unpredictable: a seeded order (rater, item) could be replayed by the rater
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class Pair:
     item: RatingItem
     left: Side
     right: Side
+    ticket: str = field(default_factory=lambda: secrets.token_urlsafe(16))  # names this draw of sides on the server
 
 
 def _seed(text: str) -> int:
@@ -51,8 +60,10 @@ def _seed(text: str) -> int:
 
 class PairMaker:
     def __init__(self, repository: Repository, checkin: CheckIn, engine=None, image_dir: Path | None = None,
-                 baselines: tuple[str, ...] = BASELINES):
+                 baselines: tuple[str, ...] = BASELINES, secret: bytes | None = None):
+        """``secret`` keys the image names; by default the one stored in the repository's home."""
         self.repository = repository
+        self.secret = secret or home_secret(repository.settings.home)
         self.engine = engine
         self.image_dir = Path(image_dir) if image_dir else None
         self.methods = {"checkin": make_method("checkin", repository, checkin)}
@@ -63,6 +74,7 @@ class PairMaker:
                 log.info("baseline %s left out: %s", name, reason)
         self.baselines = [name for name in baselines if name in self.methods]
         self._picks: dict[tuple[str, str], Pick] = {}
+        self._lock = threading.Lock()  # Check-in is not shared across threads; raters' requests arrive on several
 
     def baseline_for(self, item: RatingItem) -> str:
         return self.baselines[_seed(item.id) % len(self.baselines)]
@@ -70,22 +82,42 @@ class PairMaker:
     def pick(self, item: RatingItem, method: str) -> Pick:
         """The method's checkpoint; when Check-in asks, its leading option stands (what a person clicking first gets)."""
         key = (item.id, method)
-        if key not in self._picks:
-            prediction = self.methods[method].predict({"query": item.request, "now": REFERENCE_DATE.isoformat()})
-            checkpoint_id = prediction.get("checkpoint_id")
-            if prediction["status"] == "clarify" and prediction["options"]:
-                checkpoint_id = prediction["options"][0]["checkpoint_ids"][0]
-            prompt = prediction.get("prompt")
-            if checkpoint_id and not prompt:
-                prompt = rewrite_prompt(item.request, self.repository.get(checkpoint_id))
-            self._picks[key] = Pick(method, checkpoint_id, prompt)
-        return self._picks[key]
+        with self._lock:
+            if key not in self._picks:
+                self._picks[key] = self._predict(item, method)
+            return self._picks[key]
+
+    def _predict(self, item: RatingItem, method: str) -> Pick:
+        prediction = self.methods[method].predict({"query": item.request, "now": REFERENCE_DATE.isoformat()})
+        checkpoint_id = prediction.get("checkpoint_id")
+        if prediction["status"] == "clarify" and prediction["options"]:
+            checkpoint_id = prediction["options"][0]["checkpoint_ids"][0]
+        prompt = prediction.get("prompt")
+        if checkpoint_id and not prompt:
+            prompt = rewrite_prompt(item.request, self.repository.get(checkpoint_id))
+        return Pick(method, checkpoint_id, prompt)
+
+    def picks(self, item: RatingItem) -> tuple[Pick, Pick]:
+        """Check-in's pick and its baseline's, in that order (the order a rater sees is drawn in :meth:`pair`)."""
+        return self.pick(item, "checkin"), self.pick(item, self.baseline_for(item))
+
+    def identical(self, item: RatingItem) -> bool:
+        """Both methods chose the same checkpoint (or none): the two images would be one picture, so a vote says nothing."""
+        checkin, baseline = self.picks(item)
+        return checkin.checkpoint_id == baseline.checkpoint_id
+
+    def askable(self, items: list[RatingItem]) -> list[RatingItem]:
+        return [item for item in items if not self.identical(item)]
+
+    def image_name(self, item: RatingItem, method: str) -> str:
+        """Keyed by the server secret: the name reaches the page as the image's URL, and an unkeyed hash of
+        (item, method) can be recomputed by a rater for every method name to unmask the sides."""
+        return hmac.new(self.secret, f"{item.id}/{method}".encode(), hashlib.sha256).hexdigest()[:32] + ".png"
 
     def image(self, item: RatingItem, pick: Pick) -> str | None:
         if self.engine is None or self.image_dir is None or pick.checkpoint_id is None:
             return None
-        # the file name must not reveal the method: it reaches the page as the image's URL
-        path = self.image_dir / f"{hashlib.sha1(f'{item.id}/{pick.method}'.encode()).hexdigest()[:16]}.png"
+        path = self.image_dir / self.image_name(item, pick.method)
         if not path.exists():
             card = self.repository.get(pick.checkpoint_id)
             frames = list(self.engine.generate(card, pick.prompt, params=GenerationParams(seed=_seed(item.id) % 2**31)))
@@ -97,7 +129,8 @@ class PairMaker:
         name = self.repository.get(pick.checkpoint_id).name if pick.checkpoint_id else "no checkpoint"
         return Side(pick, self.image(item, pick), f"{pick.method} · {name}")
 
-    def pair(self, item: RatingItem, rater: str) -> Pair:
-        sides = [self.pick(item, "checkin"), self.pick(item, self.baseline_for(item))]
-        random.Random(f"{rater}/{item.id}").shuffle(sides)
+    def pair(self, item: RatingItem, rng: random.Random | None = None) -> Pair:
+        """A fresh draw of sides for one showing, with its own ticket; ``rng`` only for reproducible simulations."""
+        sides = list(self.picks(item))
+        (rng or _SIDES).shuffle(sides)
         return Pair(item, self._side(item, sides[0]), self._side(item, sides[1]))

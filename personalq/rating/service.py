@@ -1,10 +1,17 @@
-"""The rater tab's library: sign-in by token, the next unvoted pair, votes, and the admin's results."""
+"""The rater tab's library: sign-in by token, the next unvoted pair, votes, and the admin's results.
+
+Which method is on which side is the server's record: every pair shown is held here under its ticket, and a
+vote names only the ticket and the choice, so nothing the page sends back can move a method to the other side.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from personalq.access import token_matches
 from personalq.config import Settings
 from personalq.rating.analysis import results_table
 from personalq.rating.items import RatingItem, all_items
@@ -12,9 +19,16 @@ from personalq.rating.pairs import Pair, PairMaker
 from personalq.rating.simulate import intent_scores
 from personalq.rating.votes import Vote, VoteStore
 
+OPEN_PAIRS = 1000  # pairs shown and not yet voted on that the server remembers; the oldest are forgotten first
+
 
 class SignInError(PermissionError):
     pass
+
+
+class PairClosed(LookupError):
+    """A vote on a pair the server does not hold open for this rater: voted on already, shown to someone else,
+    forgotten (a restart, or too many pairs left open), or a ticket that was never issued."""
 
 
 @dataclass(frozen=True)
@@ -29,10 +43,13 @@ class RatingService:
         self.maker = maker
         self.store = store
         self.items = items if items is not None else all_items(maker.repository)
+        self._askable: list[RatingItem] | None = None
+        self._open: OrderedDict[str, tuple[str, Pair]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def sign_in(self, token: str) -> Rater:
         token = (token or "").strip()
-        if self.settings.admin_token and token == self.settings.admin_token:
+        if token_matches(token, self.settings.admin_token):  # the setting is a SecretStr: ``==`` never matches it
             return Rater("admin", admin=True)
         if token in self.settings.rater_tokens:
             return Rater(self.settings.rater_tokens[token])
@@ -40,19 +57,44 @@ class RatingService:
             raise SignInError("no raters are configured: set PERSONALQ_RATER_TOKENS and PERSONALQ_ADMIN_TOKEN")
         raise SignInError("unknown token")
 
+    def askable(self) -> list[RatingItem]:
+        """The items worth a rater's time (see :meth:`PairMaker.identical`), decided on first use: it runs every
+        method on every item, too slow for start-up."""
+        with self._lock:
+            if self._askable is None:
+                self._askable = self.maker.askable(self.items)
+            return self._askable
+
     def progress(self, rater: Rater) -> tuple[int, int]:
-        return len(self.store.voted_items(rater.name)), len(self.items)
+        asked = {item.id for item in self.askable()}
+        return len(self.store.voted_items(rater.name) & asked), len(asked)
 
     def next_pair(self, rater: Rater) -> Pair | None:
+        """The rater's next unvoted item, its sides freshly drawn and held open under the pair's ticket."""
         done = self.store.voted_items(rater.name)
-        item = next((i for i in self.items if i.id not in done), None)
-        return None if item is None else self.maker.pair(item, rater.name)
+        item = next((i for i in self.askable() if i.id not in done), None)
+        if item is None:
+            return None
+        pair = self.maker.pair(item)
+        with self._lock:
+            self._open[pair.ticket] = (rater.name, pair)
+            while len(self._open) > OPEN_PAIRS:
+                self._open.popitem(last=False)
+        return pair
 
-    def vote(self, rater: Rater, pair: Pair, choice: str) -> Vote:
-        vote = Vote(rater.name, pair.item.id, pair.item.request, pair.left.pick.method, pair.right.pick.method,
-                    pair.left.pick.checkpoint_id, pair.right.pick.checkpoint_id, choice)
-        self.store.add(vote)
-        return vote
+    def vote(self, rater: Rater, ticket: str, choice: str) -> Pair:
+        """Record ``choice`` on the pair shown under ``ticket``, sides as the server drew them; returns that pair
+        for the reveal."""
+        with self._lock:
+            held = self._open.get(ticket)
+        if held is None or held[0] != rater.name:
+            raise PairClosed("this pair is no longer open: show the next pair")
+        pair = held[1]
+        self.store.add(Vote(rater.name, pair.item.id, pair.item.request, pair.left.pick.method, pair.right.pick.method,
+                            pair.left.pick.checkpoint_id, pair.right.pick.checkpoint_id, choice))
+        with self._lock:
+            self._open.pop(ticket, None)
+        return pair
 
     def results(self, rater: Rater) -> str:
         if not rater.admin:
@@ -60,7 +102,8 @@ class RatingService:
         votes = self.store.all()
         if not votes:
             return "No votes yet."
-        return results_table(votes, intent_scores(self.maker, self.items))
+        not_asked = len(self.items) - len(self.askable())
+        return results_table(votes, intent_scores(self.maker, self.items), not_asked=(not_asked, len(self.items)))
 
     def export_csv(self, rater: Rater, folder: Path) -> Path:
         if not rater.admin:

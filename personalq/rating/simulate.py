@@ -3,7 +3,8 @@
 Each simulated rater prefers the side whose checkpoint scores higher on the rubric, calls a tie when
 both score the same and fit (>= 3), "both bad" when both score the same and do not, and with probability
 ``noise`` answers at random, as people sometimes do. Raters vote from their own threads into the real
-vote store, so the run doubles as a concurrency check.
+vote store, so the run doubles as a concurrency check. They follow the human protocol: items whose two sides
+would show the same checkpoint are not asked, and each rater draws the sides from its own seeded generator.
 """
 
 from __future__ import annotations
@@ -40,16 +41,15 @@ def scripted_choice(maker: PairMaker, pair: Pair, rng: random.Random, noise: flo
 
 
 def simulate(maker: PairMaker, store: VoteStore, items: list[RatingItem], raters: int = 3, noise: float = 0.1, seed: int = 0) -> int:
-    """Every simulated rater votes on every item, all raters at once; returns the number of votes written."""
-    for item in items:  # picks first (Check-in is not shared across threads); votes concurrently
-        maker.pick(item, "checkin"), maker.pick(item, maker.baseline_for(item))
+    """Every simulated rater votes on every item worth asking, all raters at once; returns the number of votes written."""
+    items = maker.askable(items)  # every pick made here, before the raters' threads start
     errors: list[BaseException] = []
 
     def rater(index: int) -> None:
         name, rng = f"simulated-{index}", random.Random(seed * 1000 + index)
         try:
             for item in items:
-                pair = maker.pair(item, name)
+                pair = maker.pair(item, rng)
                 store.add(Vote(name, item.id, item.request, pair.left.pick.method, pair.right.pick.method, pair.left.pick.checkpoint_id,
                                pair.right.pick.checkpoint_id, scripted_choice(maker, pair, rng, noise)))
         except BaseException as error:

@@ -1,4 +1,7 @@
-"""Append-only vote records in SQLite: one per rater and item, never updated or deleted."""
+"""Append-only vote records in SQLite: one per rater and item, never updated or deleted.
+
+The database enforces it (migration 0006 refuses UPDATE and DELETE on ``preference_votes``).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from personalq.repository.service import Repository
 
 Choice = Literal["left", "right", "tie", "both_bad"]
 CHOICES: tuple[Choice, ...] = ("left", "right", "tie", "both_bad")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets read as the start of a formula
 
 
 class AlreadyVoted(ValueError):
@@ -70,6 +74,14 @@ class VoteStore:
         writer.writerow(["rater", "created_at", "item_id", "prompt", "method_left", "method_right", "checkpoint_left",
                          "checkpoint_right", "choice"])
         for v in self.all():
-            writer.writerow([v.rater, v.created_at.isoformat() if v.created_at else "", v.item_id, v.prompt, v.method_left,
-                             v.method_right, v.checkpoint_left or "", v.checkpoint_right or "", v.choice])
+            created = v.created_at.isoformat() if v.created_at else ""
+            cells = (v.rater, created, v.item_id, v.prompt, v.method_left, v.method_right, v.checkpoint_left or "",
+                     v.checkpoint_right or "", v.choice)
+            writer.writerow([_cell(cell) for cell in cells])
         return out.getvalue()
+
+
+def _cell(value: str) -> str:
+    """A cell a spreadsheet shows as text: rater names, prompts and ids come from outside, and a leading ``=``
+    (or ``+ - @``) would run as a formula when the admin opens the export (CSV injection); a quote defuses it."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value

@@ -42,20 +42,26 @@ def _as_list(value: object) -> list[str]:
 def _as_datetime(value: object) -> dt.datetime | None:
     if value is None or value == "":
         return None
-    if isinstance(value, dt.datetime):
-        parsed = value
-    elif isinstance(value, dt.date):
-        parsed = dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, (int, float)):
-        parsed = dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc)
-    elif isinstance(value, str):
-        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    else:
-        raise ValueError(f"expected a date, got {type(value).__name__}")
-    # Stored naive in UTC: SQLite has no time zones, and cards mostly carry plain dates.
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    try:
+        parsed = _parse_datetime(value)
+        # Stored naive in UTC: SQLite has no time zones, and cards mostly carry plain dates.
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    except (OverflowError, OSError) as exc:  # pydantic reports only ValueError as a field error
+        raise ValueError(f"date out of range ({exc})") from exc
     return parsed
+
+
+def _parse_datetime(value: object) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc)
+    if isinstance(value, str):
+        return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    raise ValueError(f"expected a date, got {type(value).__name__}")
 
 
 def derive_subjects(name: str, tags: list[str], description: str) -> list[str]:
@@ -77,7 +83,7 @@ class Card(BaseModel):
     id: str
     name: str = Field(min_length=1, max_length=300)
     family: str | None = None
-    version: str | None = None
+    version: str | None = Field(default=None, max_length=200)  # the column's width; longer labels are no versions
     kind: Kind = "lora"
     base_model: str = "sd-1.5"
     creator: str | None = Field(default=None, max_length=200)  # who trained it: Civitai user, modelspec.author

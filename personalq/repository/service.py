@@ -11,9 +11,11 @@ import datetime as dt
 import hashlib
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Callable, Iterable, Iterator, Literal
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -95,6 +97,16 @@ def _to_stored(row: Checkpoint) -> StoredCheckpoint:
     return StoredCheckpoint.model_validate(data)
 
 
+_ABSENT = object()
+
+
+def _restore(mapping: dict, key: str, previous: object) -> None:
+    if previous is _ABSENT:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = previous
+
+
 @dataclass
 class _Known:
     """Rows an import can collide with, loaded in bulk up front and kept current as the import adds rows."""
@@ -104,6 +116,36 @@ class _Known:
     families: set[str]
     terms: list[dict] = field(default_factory=list)  # written with one executemany after the rows
     stale_terms: list[str] = field(default_factory=list)  # ids whose old terms go first
+    _undo: list[Callable[[], None]] | None = field(default=None, init=False, repr=False)
+
+    @contextmanager
+    def entry(self) -> Iterator[None]:
+        """Write one entry inside its savepoint: should the database refuse it, what the entry added here (its
+        family, its row, its terms) is forgotten with the rollback, or the entries after it would build on
+        rows that no longer exist and fail in turn."""
+        self._undo, terms, stale = [], len(self.terms), len(self.stale_terms)
+        try:
+            yield
+        except BaseException:
+            for undo in reversed(self._undo):
+                undo()
+            del self.terms[terms:], self.stale_terms[stale:]
+            raise
+        finally:
+            self._undo = None
+
+    def _set(self, mapping: dict, key: str, value: Checkpoint) -> None:
+        if self._undo is not None:
+            self._undo.append(partial(_restore, mapping, key, mapping.get(key, _ABSENT)))
+        mapping[key] = value
+
+    def add_family(self, session: Session, family_id: str, name: str) -> None:
+        if family_id in self.families:
+            return
+        session.add(Family(id=family_id, name=name))
+        self.families.add(family_id)
+        if self._undo is not None:
+            self._undo.append(partial(self.families.discard, family_id))
 
     def write_terms(self, session: Session) -> None:
         """Terms are plain rows: one batched INSERT instead of tens of thousands of ORM objects."""
@@ -132,9 +174,9 @@ class _Known:
         return row
 
     def remember(self, row: Checkpoint) -> None:
-        self.by_id[row.id] = row
+        self._set(self.by_id, row.id, row)
         if row.weights_sha256:
-            self.by_sha[row.weights_sha256] = row
+            self._set(self.by_sha, row.weights_sha256, row)
 
 
 class Repository:
@@ -267,7 +309,7 @@ class Repository:
                 report.outcomes.append(ImportOutcome(str(entry.path), "skipped", message=entry.skipped))
                 continue
             try:
-                digests = [weights_digest(r.weights_path) if r.weights_path else None for r in entry.records]
+                digests = [weights_digest(r.weights_path, entry.root) if r.weights_path else None for r in entry.records]
             except (ImportProblem, OSError) as exc:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=str(exc)))
                 continue
@@ -295,7 +337,7 @@ class Repository:
                 for entry, record, digest in staged:
                     try:
                         if isolate:
-                            with session.begin_nested():
+                            with session.begin_nested(), known.entry():
                                 outcome, doc = self._write_one(session, known, record, digest, replace)
                                 session.flush()
                                 known.write_terms(session)
@@ -341,9 +383,7 @@ class Repository:
             card = card.model_copy(update={"id": target.id})
         row = target or Checkpoint(id=card.id)
         family_id = slugify(card.family or card.name)
-        if family_id not in known.families:
-            session.add(Family(id=family_id, name=card.family or card.name))
-            known.families.add(family_id)
+        known.add_family(session, family_id, card.family or card.name)
         row.name = card.name
         row.family_id = family_id
         row.version = card.version

@@ -6,6 +6,9 @@ chosen precision: the float base, a float DreamBooth fine-tune, or a quantized v
 file, or produced once and stored). LoRA adapters (whose tensors the cache keeps too) and textual
 inversions go on top for the request and come off afterwards. One generation at a time per engine: requests
 queue in the app (Gradio's queue) and here (a lock), so no request ever sees another's adapters.
+
+Checkpoint entries are keyed by content (the weights' digest, a variant's file name), not by id, so new
+weights imported under an old id never meet the old entries.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from personalq.repository.card import StoredCheckpoint
 from personalq.serving.cache import MB, ModelCache
 from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, lora_file, replaces_unet, resolve_base
 from personalq.serving.generation import Frame, GenerationParams, stream
-from personalq.serving.variants import precision_config, produce_variant, variant_path
+from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
 from personalq.taq.masks import token_mask
 from personalq.taq.quantize import QuantizedUNet, TAQConfig, load_quantized, quantized_bytes, save_quantized, weight_bytes
 
@@ -91,7 +94,8 @@ class Engine:
     def float_unet(self, base: str, checkpoint: StoredCheckpoint | None = None):
         """The float UNet of the base, or of a DreamBooth checkpoint; reloaded from disk when it was evicted."""
         if checkpoint is not None and replaces_unet(checkpoint):
-            return self.cache.get_or_load(("unet", checkpoint.id, "FP32"), lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
+            return self.cache.get_or_load(("unet", weights_key(checkpoint), "FP32"),
+                                          lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
                                           weight_bytes, f"the fine-tuned UNet of {checkpoint.id}")
         return self.cache.get_or_load(("unet", base, "FP32"), lambda: self._load_float_unet(base), weight_bytes,
                                       f"the float UNet of {base}")
@@ -102,7 +106,7 @@ class Engine:
         return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(self.device)
 
     def quantized_unet(self, checkpoint: StoredCheckpoint, config: TAQConfig) -> QuantizedUNet:
-        key = ("unet", checkpoint.id, config.tag)
+        key = ("unet", variant_name(checkpoint, config))
         cached = self.cache.get(key)
         if cached is not None:
             return cached
@@ -123,7 +127,7 @@ class Engine:
         """A LoRA adapter's tensors, kept in the cache beside the UNets (None for other kinds)."""
         if checkpoint.kind != "lora":
             return None
-        return self.cache.get_or_load(("adapter", checkpoint.id), lambda: load_file(str(lora_file(checkpoint))),
+        return self.cache.get_or_load(("adapter", weights_key(checkpoint)), lambda: load_file(str(lora_file(checkpoint))),
                                       lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
                                       f"the LoRA adapter {checkpoint.id}")
 

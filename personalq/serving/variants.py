@@ -5,11 +5,17 @@ checkpoint's own trigger prompts: the base UNet for LoRA adapters and textual in
 in full precision on top), the fine-tuned UNet for DreamBooth. It is produced once and stored in a ``taq/``
 folder beside the checkpoint's weights (where ``personalq quantize`` writes it and serving looks first) or
 in the serving store under the home folder.
+
+Variants are named by what they are made from (the weights' digest, the trigger prompts, the base), never by
+the checkpoint id alone: an id can get new weights (``repo import --replace``), and ids that differ only in
+case and punctuation slugify to the same file name.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -17,8 +23,9 @@ import torch
 from diffusers import StableDiffusionPipeline
 
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.importers.base import weights_digest
 from personalq.repository.versions import slugify
-from personalq.serving.checkpoints import applied
+from personalq.serving.checkpoints import CheckpointLoadError, applied
 from personalq.taq.calibration import calibrate, calibration_prompts
 from personalq.taq.quantize import QuantizedUNet, TAQConfig, quantize_unet
 
@@ -47,8 +54,28 @@ def beside_checkpoint(checkpoint: StoredCheckpoint) -> Path:
     return (weights if weights.is_dir() else weights.parent) / "taq"
 
 
+def weights_key(checkpoint: StoredCheckpoint) -> str:
+    """The SHA-256 of the checkpoint's weights: what the engine's caches key fine-tunes and adapters by.
+
+    The repository stores it at import; a card built by hand (no digest yet) is hashed here.
+    """
+    if checkpoint.weights_sha256:
+        return checkpoint.weights_sha256
+    if not checkpoint.weights_path:
+        raise CheckpointLoadError(f"{checkpoint.id} is a metadata-only card: there are no weights to serve")
+    return weights_digest(Path(checkpoint.weights_path))
+
+
+def variant_key(checkpoint: StoredCheckpoint) -> str:
+    """A digest of everything a variant is made from: the weights, and the trigger prompts it is calibrated on
+    (TAQ protects the trigger's tokens, so a card replaced with a new trigger needs a new calibration)."""
+    made_from = [weights_key(checkpoint), checkpoint.kind, checkpoint.base_model, checkpoint.triggers, calibration_subject(checkpoint)]
+    return hashlib.sha256(json.dumps(made_from).encode()).hexdigest()[:32]
+
+
 def variant_name(checkpoint: StoredCheckpoint, config: TAQConfig) -> str:
-    return f"{slugify(checkpoint.id)}.{config.tag}.safetensors"
+    """The slug is for people browsing the folder; the key is what tells two variants apart."""
+    return f"{slugify(checkpoint.id)}.{variant_key(checkpoint)}.{config.tag}.safetensors"
 
 
 def variant_path(checkpoint: StoredCheckpoint, config: TAQConfig, store: Path) -> Path:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 import gradio as gr
 
+from personalq.access import WriteAccess, is_loopback, secret_value
 from personalq.checkin.backends import make_checkin
+from personalq.config import Settings
 from personalq.conversation import Conversation
+from personalq.retention import prune_periodically
 from personalq.runtime import Runtime
 from personalq.serving.engine import Engine
 from personalq.rating.pairs import PairMaker
@@ -24,22 +29,57 @@ def backend_label(runtime: Runtime) -> str:
     return f"{settings.llm_backend} {settings.llm_model} ({key})"
 
 
-def build_app(runtime: Runtime, engine: Engine | None = None) -> gr.Blocks:
+log = logging.getLogger(__name__)
+CONCURRENCY = 4  # callbacks running at once; generation itself runs one at a time
+
+
+def write_access(settings: Settings, public: bool) -> WriteAccess:
+    return WriteAccess(settings.admin_token, bool(settings.auth), public)
+
+
+def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = False) -> gr.Blocks:
+    """The app's Blocks; ``public``: it will listen beyond loopback (see :mod:`personalq.access`)."""
     engine = engine or Engine(runtime.settings)
     settings = runtime.settings
+    access = write_access(settings, public)
     checkin = make_checkin(settings, runtime.repository)
     conversation = Conversation(checkin, runtime.repository)
     rating = RatingService(settings, PairMaker(runtime.repository, make_checkin(settings, runtime.repository), engine,
                                                settings.home / "rating" / "images"), VoteStore(runtime.repository))
     with gr.Blocks(title="PersonalQ") as app:
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
+        admin = gr.State(False)  # this session signed in with the admin token
         with gr.Tab("Chat", id="chat"):
-            memory_readout, readout_inputs, memory = build_chat_tab(conversation, engine, settings.home / "outputs",
-                                                                    backend_label(runtime))
+            memory_readout, readout_inputs, memory = build_chat_tab(conversation, engine, settings.outputs_dir,
+                                                                    settings.previews_dir, backend_label(runtime),
+                                                                    access, admin)
         with gr.Tab("Repository", id="repository"):
-            browse, inputs, outputs = build_repository_tab(runtime.repository)
+            browse, inputs, outputs = build_repository_tab(runtime.repository, settings, access, admin)
         with gr.Tab("Rate", id="rate"):
             build_rater_tab(rating, settings.home / "rating")
         app.load(browse, list(inputs), list(outputs))
         app.load(memory_readout, readout_inputs, memory)
+    return app
+
+
+def served_paths(settings: Settings) -> tuple[list[str], list[str]]:
+    """(allowed, blocked) for Gradio: the home's outputs, previews and rating folders, and nothing else of it."""
+    allowed = [settings.outputs_dir, settings.previews_dir, settings.rating_dir]
+    for folder in allowed:
+        folder.mkdir(parents=True, exist_ok=True)
+    blocked = [p for p in settings.home.iterdir() if p not in allowed] if settings.home.is_dir() else []
+    return [str(p.resolve()) for p in allowed], [str(p.resolve()) for p in blocked]
+
+
+def launch(runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, **options) -> gr.Blocks:
+    """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests):
+    the write policy for ``host``, Gradio sign-in, the queue's bound, the upload limit, the folders it serves."""
+    settings = runtime.settings
+    app = build_app(runtime, public=not is_loopback(host))
+    allowed, blocked = served_paths(settings)
+    auth = [(user, secret_value(password)) for user, password in settings.auth.items()] or None
+    prune_periodically(settings, runtime.repository)
+    app.queue(default_concurrency_limit=CONCURRENCY, max_size=settings.queue_size)
+    app.launch(server_name=host, server_port=port, auth=auth, allowed_paths=allowed, blocked_paths=blocked,
+               max_file_size=f"{settings.max_upload_mb}mb", **options)
     return app

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from personalq.access import WriteAccess, WriteRefused
 from personalq.checkin.agent import InvalidRequest
 from personalq.conversation import ChatState, Conversation, Turn
 from personalq.serving.cache import MB, BudgetError
@@ -20,6 +21,8 @@ from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
 from personalq.serving.variants import PRECISIONS, precision_config
 from personalq.serving.zerogpu import on_gpu
+from personalq.ui.media import published_preview
+from personalq.ui.repository_tab import username_of
 
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
 
@@ -41,7 +44,15 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
     return " · ".join(parts)
 
 
-def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, backend: str):
+def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, backend: str,
+                   access: WriteAccess, admin: gr.State):
+    def may_write(is_admin: bool, request: gr.Request | None) -> bool:
+        try:
+            access.require(is_admin, username_of(request))
+            return True
+        except WriteRefused:
+            return False
+
     def memory_readout(precision: str, trigger_aware: bool = True, float_kv: bool = False) -> str:
         unet = engine.unet_bytes_at(precision, trigger_aware=trigger_aware, float_kv=float_kv)
         full = engine.unet_bytes_at("FP32")
@@ -50,7 +61,8 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
         return f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
 
     def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
-                seed: float, steps: float, guidance: float, size: str, float_kv: bool = False):
+                seed: float, steps: float, guidance: float, size: str, float_kv: bool = False, is_admin: bool = False,
+                request: gr.Request = None):
         message = (message or "").strip()
         if not message:
             yield history, state, gr.skip(), gr.skip(), ""
@@ -62,13 +74,14 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
             yield history + [_assistant(f"I cannot use that request: {error}")], state, gr.skip(), gr.skip(), ""
             return
         history.append(_assistant(turn.text, turn.options))
-        preview = turn.checkpoint.preview_path if turn.checkpoint else None
-        if preview and Path(preview).exists():
+        preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None
+        if preview:
             history.append({"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}})
         yield history, state, gr.skip(), _stats(turn, None, engine), ""
         if turn.checkpoint is None:
             return
-        engine.set_budget_mb(int(budget_mb))
+        if may_write(is_admin, request):  # the budget is engine-wide: only a session that may write sets it
+            engine.set_budget_mb(int(budget_mb))
         side = int(SIZES.get(size, 64))
         params = GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
         started = time.perf_counter()
@@ -87,8 +100,10 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
 
     respond = on_gpu(respond, engine.settings.zero_gpu)
 
-    def choose(evt: gr.SelectData, history, state, *controls):
-        yield from respond(str(evt.value), history, state, *controls)
+    def choose(evt: gr.SelectData, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
+               seed: float, steps: float, guidance: float, size: str, float_kv: bool, is_admin: bool, request: gr.Request):
+        yield from respond(str(evt.value), history, state, precision, trigger_aware, budget_mb, seed, steps, guidance, size,
+                           float_kv, is_admin, request)
 
     state = gr.State(ChatState())  # deep-copied for every session
     with gr.Row():
@@ -105,7 +120,8 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
                                         elem_id="trigger-aware")
             float_kv = gr.Checkbox(False, label="Float K/V weights for the trigger rows too (exact pathway; costs a float copy "
                                    "of the cross-attention K/V weights)", elem_id="float-kv")
-            budget = gr.Slider(64, 8192, value=engine.settings.memory_budget_mb, step=64, label="Memory budget (MB)", elem_id="budget")
+            budget = gr.Slider(64, 8192, value=engine.settings.memory_budget_mb, step=64, elem_id="budget",
+                               label="Memory budget (MB)" + ("" if access.open else ", for the whole app: admins only"))
             memory = gr.Markdown(elem_id="memory")
             gr.Markdown(f"Check-in engine: **{backend}**", elem_id="llm-status")
             with gr.Accordion("Generation", open=False):
@@ -116,12 +132,18 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
 
     controls = [precision, trigger_aware, budget, seed, steps, guidance, size, float_kv]  # new controls go last: API order
     outputs = [chatbot, state, image, stats, message]
-    submitted = message.submit(respond, [message, chatbot, state, *controls], outputs, concurrency_id="generation",
+    submitted = message.submit(respond, [message, chatbot, state, *controls, admin], outputs, concurrency_id="generation",
                                concurrency_limit=1, api_name="chat")
-    chosen = chatbot.option_select(choose, [chatbot, state, *controls], outputs, concurrency_id="generation", api_visibility="private")
+    chosen = chatbot.option_select(choose, [chatbot, state, *controls, admin], outputs, concurrency_id="generation",
+                                   api_visibility="private")
     stop.click(None, cancels=[submitted, chosen])
     readout_inputs = [precision, trigger_aware, float_kv]
     for control in readout_inputs:
         control.change(memory_readout, readout_inputs, memory)
-    budget.release(lambda mb, *readout: (engine.set_budget_mb(int(mb)), memory_readout(*readout))[1], [budget, *readout_inputs], memory)
+    def set_budget(mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request):
+        if may_write(is_admin, request):
+            engine.set_budget_mb(int(mb))
+        return memory_readout(precision, trigger_aware, float_kv)
+
+    budget.release(set_budget, [budget, *readout_inputs, admin], memory, api_visibility="private")
     return memory_readout, readout_inputs, memory

@@ -1,7 +1,8 @@
 """The Rater tab: sign in with a token, judge blind pairs, see the method names only after voting.
 
-Which method produced which side lives only in server-side session state until the vote is stored, so the
-page never carries the names before the vote. The admin token opens the results and the CSV export.
+Which method produced which side is held by the rating service under the pair's ticket; the session keeps
+only that ticket, so the page never carries the names before the vote and a vote cannot say which side was
+which. The admin token opens the results and the CSV export.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from personalq.rating.service import Rater, RatingService, SignInError
+from personalq.rating.service import PairClosed, Rater, RatingService, SignInError
 from personalq.rating.votes import AlreadyVoted
 
 VOTES = {"vote-left": ("Left is better", "left"), "vote-right": ("Right is better", "right"), "vote-tie": ("Tie", "tie"),
@@ -23,14 +24,14 @@ def _buttons(enabled: bool) -> list:
 
 def build_rater_tab(service: RatingService, export_dir: Path) -> None:
     def show(rater: Rater) -> tuple:
-        """(pair, status, request, left image, right image, missing note, reveal, *vote buttons)"""
+        """(ticket, status, request, left image, right image, missing note, reveal, *vote buttons)"""
         pair = service.next_pair(rater)
         done, total = service.progress(rater)
         if pair is None:
             return (None, f"Signed in as **{rater.name}** · all {total} pairs rated, thank you.", "", None, None, "", "", *_buttons(False))
         missing = [f"{name}: no checkpoint found for this request" for name, side in (("Left", pair.left), ("Right", pair.right))
                    if side.image_path is None]
-        return (pair, f"Signed in as **{rater.name}** · pair {done + 1} of {total}", f"**Request:** {pair.item.request}",
+        return (pair.ticket, f"Signed in as **{rater.name}** · pair {done + 1} of {total}", f"**Request:** {pair.item.request}",
                 pair.left.image_path, pair.right.image_path, " · ".join(missing), "", *_buttons(True))
 
     def sign_in(token: str):
@@ -41,17 +42,17 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
         results = service.results(rater) if rater.admin else ""
         return (rater, *show(rater), gr.update(visible=rater.admin), results)
 
-    def vote(choice: str, rater: Rater | None, pair):
-        if rater is None or pair is None:
+    def vote(choice: str, rater: Rater | None, ticket: str | None):
+        if rater is None or ticket is None:
             return ("Sign in first.", *_buttons(False))
         try:
-            service.vote(rater, pair, choice)
-        except AlreadyVoted as error:
+            pair = service.vote(rater, ticket, choice)
+        except (AlreadyVoted, PairClosed) as error:
             return (str(error), *_buttons(False))
         return (f"Left was **{pair.left.label}** · right was **{pair.right.label}** · you chose {choice.replace('_', ' ')}.",
                 *_buttons(False))
 
-    rater_state, pair_state = gr.State(None), gr.State(None)
+    rater_state, ticket_state = gr.State(None), gr.State(None)
     with gr.Column(elem_id="rater-panel"):
         with gr.Row():
             token = gr.Textbox(label="Rater token", type="password", elem_id="rater-token", scale=3)
@@ -72,9 +73,9 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             export = gr.Button("Export votes as CSV", elem_id="export-csv")
             csv_file = gr.File(label="votes.csv")
 
-    shown = [pair_state, status, request, left, right, missing, reveal, *buttons]
+    shown = [ticket_state, status, request, left, right, missing, reveal, *buttons]
     sign_in_button.click(sign_in, token, [rater_state, *shown, admin, results])
     for button, (_, choice) in zip(buttons, VOTES.values()):
-        button.click(lambda r, p, choice=choice: vote(choice, r, p), [rater_state, pair_state], [reveal, *buttons])
+        button.click(lambda r, t, choice=choice: vote(choice, r, t), [rater_state, ticket_state], [reveal, *buttons])
     next_button.click(lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", "", *_buttons(False)), rater_state, shown)
     export.click(lambda r: str(service.export_csv(r, export_dir)) if r and r.admin else None, rater_state, csv_file)

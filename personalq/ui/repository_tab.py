@@ -1,4 +1,5 @@
-"""The Repository tab: browse, search and filter checkpoints, import files or a folder, remove one."""
+"""The Repository tab: browse, search and filter checkpoints; an admin imports files or a folder, removes one,
+rebuilds the index (see :mod:`personalq.access` for who may)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from personalq.access import TooManyAttempts, WriteAccess, WriteRefused
+from personalq.config import Settings
 from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository, StoredCheckpoint
+from personalq.ui.media import published_preview, store_uploads
 
 COLUMNS = ["id", "name", "family", "version", "kind", "styles", "created", "trigger"]
 
@@ -18,31 +22,69 @@ def _rows(checkpoints: list[StoredCheckpoint]) -> list[list[str]]:
     ]
 
 
-def _gallery(checkpoints: list[StoredCheckpoint]) -> list[tuple[str, str]]:
-    return [(c.preview_path, f"{c.name} ({c.canonical_trigger or 'no trigger'})") for c in checkpoints if c.preview_path and Path(c.preview_path).exists()]
+def _gallery(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[tuple[str, str]]:
+    shown = ((published_preview(c.preview_path, previews_dir), c) for c in checkpoints)
+    return [(path, f"{c.name} ({c.canonical_trigger or 'no trigger'})") for path, c in shown if path]
 
 
-def build_repository_tab(repository: Repository) -> None:
+def client_of(request: gr.Request | None) -> str:
+    return getattr(getattr(request, "client", None), "host", None) or "unknown"
+
+
+def username_of(request: gr.Request | None) -> str | None:
+    return getattr(request, "username", None)
+
+
+def build_admin_sign_in(access: WriteAccess, admin: gr.State) -> None:
+    """The token box that lets this browser session write; hidden when writes need no sign-in."""
+    def sign_in(token: str, request: gr.Request):  # -> (may this session write, what to say)
+        try:
+            ok = access.sign_in(token or "", client_of(request))
+        except TooManyAttempts as exc:
+            return False, str(exc)
+        return ok, "Signed in: this session may change the repository." if ok else "Wrong token."
+
+    with gr.Accordion("Admin", open=False, visible=not access.open):
+        if access.disabled_reason:
+            gr.Markdown(access.disabled_reason, elem_id="writes-disabled")
+        token = gr.Textbox(label="Admin token", type="password", elem_id="admin-token")
+        button = gr.Button("Sign in", elem_id="admin-sign-in")
+        status = gr.Markdown(elem_id="admin-status")
+    button.click(sign_in, [token], [admin, status], api_visibility="private")
+
+
+def build_repository_tab(repository: Repository, settings: Settings, access: WriteAccess, admin: gr.State):
     def browse(text: str, style: str, kind: str):
         checkpoints = repository.list(CheckpointFilter(text=text or None, style=style or None, kind=kind or None))
-        return _rows(checkpoints), _gallery(checkpoints), f"{len(checkpoints)} checkpoints"
+        return _rows(checkpoints), _gallery(checkpoints, settings.previews_dir), f"{len(checkpoints)} checkpoints"
 
-    def import_(folder: str, files: list[str] | None):
-        paths = [Path(folder)] if folder and folder.strip() else []
-        paths += [Path(f) for f in files or []]
-        if not paths:
-            return "Give a folder path or upload files to import.", *browse("", "", "")[:2]
-        report = repository.import_paths(paths)
-        lines = [f"{o.status}: {Path(o.path).name} {o.checkpoint_id or ''} {o.message}".strip() for o in report.outcomes]
-        return "\n".join([report.summary(), *lines]), *browse("", "", "")[:2]
-
-    def remove(checkpoint_id: str):
+    def write(action, *args, is_admin: bool, request: gr.Request | None):
+        """Run ``action`` if this session may write; the result line and the refreshed table either way."""
         try:
-            removed = repository.remove(checkpoint_id.strip())
-            message = f"Removed {removed.name}."
-        except CheckpointNotFound as exc:
+            access.require(is_admin, username_of(request))
+            message = action(*args)
+        except WriteRefused as exc:
             message = str(exc)
         return message, *browse("", "", "")[:2]
+
+    def import_(folder: str, files: list[str] | None) -> str:
+        paths = [Path(folder.strip())] if folder and folder.strip() else []
+        if files:
+            paths.append(store_uploads(files, settings.uploads_dir))
+        if not paths:
+            return "Give a folder path or upload files to import."
+        report = repository.import_paths(paths)
+        lines = [f"{o.status}: {Path(o.path).name} {o.checkpoint_id or ''} {o.message}".strip() for o in report.outcomes]
+        return "\n".join([report.summary(), *lines])
+
+    def remove(checkpoint_id: str) -> str:
+        try:
+            return f"Removed {repository.remove(checkpoint_id.strip()).name}."
+        except CheckpointNotFound as exc:
+            return str(exc)
+
+    def reindex() -> str:
+        return f"Index rebuilt from the database: {repository.sync_index(rebuild=True)}"
 
     with gr.Row():
         text = gr.Textbox(label="Search", placeholder="name, subject, tag...", scale=3)
@@ -51,18 +93,32 @@ def build_repository_tab(repository: Repository) -> None:
     count = gr.Markdown()
     table = gr.Dataframe(headers=COLUMNS, interactive=False, wrap=True, elem_id="repo-table")
     gallery = gr.Gallery(label="Previews", columns=8, height=260, elem_id="repo-gallery")
+    build_admin_sign_in(access, admin)
     with gr.Accordion("Import or remove", open=False):
         with gr.Row():
             folder = gr.Textbox(label="Folder or file path on the server", elem_id="import-path", scale=3)
-            uploads = gr.File(label="Or upload card / model files", file_count="multiple", scale=2)
+            uploads = gr.File(label="Or upload card / model files (they land together in one folder)",
+                              file_count="multiple", scale=2)
         import_button = gr.Button("Import", elem_id="import-button")
         with gr.Row():
             remove_id = gr.Textbox(label="Checkpoint id to remove", scale=3)
             remove_button = gr.Button("Remove", variant="stop", scale=1)
+            reindex_button = gr.Button("Rebuild index", scale=1, elem_id="reindex-button")
         status = gr.Textbox(label="Result", lines=6, interactive=False, elem_id="import-status")
 
-    for trigger in (text.submit, style.submit, kind.change):
-        trigger(browse, [text, style, kind], [table, gallery, count])
-    import_button.click(import_, [folder, uploads], [status, table, gallery])
-    remove_button.click(remove, [remove_id], [status, table, gallery])
+    def import_clicked(folder_: str, files: list[str] | None, is_admin: bool, request: gr.Request):
+        return write(import_, folder_, files, is_admin=is_admin, request=request)
+
+    def remove_clicked(checkpoint_id: str, is_admin: bool, request: gr.Request):
+        return write(remove, checkpoint_id, is_admin=is_admin, request=request)
+
+    def reindex_clicked(is_admin: bool, request: gr.Request):
+        return write(reindex, is_admin=is_admin, request=request)
+
+    text.submit(browse, [text, style, kind], [table, gallery, count], api_name="browse")
+    for trigger in (style.submit, kind.change):
+        trigger(browse, [text, style, kind], [table, gallery, count], api_visibility="private")
+    import_button.click(import_clicked, [folder, uploads, admin], [status, table, gallery], api_visibility="private")
+    remove_button.click(remove_clicked, [remove_id, admin], [status, table, gallery], api_visibility="private")
+    reindex_button.click(reindex_clicked, [admin], [status, table, gallery], api_visibility="private")
     return browse, (text, style, kind), (table, gallery, count)

@@ -7,6 +7,7 @@ from typing import Protocol
 
 import httpx
 
+from personalq.access import secret_value
 from personalq.config import Settings
 
 
@@ -82,9 +83,10 @@ def make_client(settings: Settings) -> LLMClient:
     if settings.llm_backend == "gemini":
         if not settings.llm_api_key:
             raise LLMError("the Gemini backend needs PERSONALQ_LLM_API_KEY")
-        return GeminiClient(settings.llm_api_key, settings.llm_model, settings.llm_base_url, settings.llm_timeout_s)
+        return GeminiClient(secret_value(settings.llm_api_key), settings.llm_model, settings.llm_base_url, settings.llm_timeout_s)
     if settings.llm_backend == "openai":
         if not settings.llm_base_url:
             raise LLMError("the OpenAI-compatible backend needs PERSONALQ_LLM_BASE_URL")
-        return OpenAICompatibleClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+        return OpenAICompatibleClient(settings.llm_base_url, settings.llm_model, secret_value(settings.llm_api_key),
+                                      settings.llm_timeout_s)
     raise LLMError(f"no LLM client for backend {settings.llm_backend!r}")

@@ -3,17 +3,22 @@
 Folder formats (diffusers pipelines, textual-inversion concepts) are units of their own and are not
 descended into. Card files and Civitai metadata run first, because the weights and previews they reference
 are then "claimed" and not imported a second time as bare files.
+
+Imported files come from strangers. Whatever goes wrong with one entry (a malformed header, a field of the
+wrong type, a link out of the imported folder) becomes that entry's error, and the others still import.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from personalq.repository.importers.base import (
     IGNORED_SUFFIXES,
-    PICKLE_SUFFIXES,
     ImportedCheckpoint,
     Importer,
     ImportProblem,
@@ -29,6 +34,7 @@ FOLDER_IMPORTERS: tuple[Importer, ...] = (DiffusersFolderImporter(), TextualInve
 METADATA_IMPORTERS: tuple[Importer, ...] = (CivitaiImporter(), CardFileImporter())
 FILE_IMPORTERS: tuple[Importer, ...] = (SafetensorsImporter(),)
 
+log = logging.getLogger(__name__)
 __all__ = ["ImportedCheckpoint", "ImportProblem", "ParsedEntry", "parse_paths"]
 
 
@@ -40,10 +46,11 @@ class ParsedEntry:
     records: list[ImportedCheckpoint] = field(default_factory=list)
     error: str | None = None
     skipped: str | None = None
+    root: Path | None = None  # the imported folder: nothing the records name may be read outside it
 
 
-def _folder_importer(path: Path) -> Importer | None:
-    return next((imp for imp in FOLDER_IMPORTERS if imp.claims(path)), None)
+def _folder_importer(path: Path, root: Path) -> Importer | None:
+    return next((imp for imp in FOLDER_IMPORTERS if imp.claims(path, root)), None)
 
 
 def _walk(root: Path) -> tuple[list[Path], list[ParsedEntry]]:
@@ -64,7 +71,7 @@ def _walk(root: Path) -> tuple[list[Path], list[ParsedEntry]]:
                     continue
             if name.startswith("."):
                 continue
-            if _folder_importer(sub):
+            if _folder_importer(sub, root):
                 entries.append(sub)
             elif not sub.is_symlink():
                 kept.append(name)
@@ -76,14 +83,23 @@ def _walk(root: Path) -> tuple[list[Path], list[ParsedEntry]]:
     return entries, problems
 
 
-def _read(importer: Importer, entry: Path, root: Path) -> ParsedEntry:
+def _guarded(entry: Path, work: Callable[[], ParsedEntry | None]) -> ParsedEntry | None:
+    """Run the reading of one entry; any failure becomes that entry's error, so one file never aborts an import.
+
+    Importers raise :class:`ImportProblem` for what they anticipate. Anything else is a case they did not
+    (a hostile file finds them all), so it is logged with its traceback and still reported against the file.
+    """
     try:
-        ensure_inside(root, entry, "file")
-        return ParsedEntry(entry, records=importer.read(entry, root))
+        return work()
     except ImportProblem as exc:
         return ParsedEntry(entry, error=str(exc))
     except OSError as exc:
         return ParsedEntry(entry, error=f"cannot read {entry.name}: {exc.strerror or exc}")
+    except RecursionError:
+        return ParsedEntry(entry, error=f"{entry.name} is nested too deeply to read")
+    except Exception as exc:
+        log.warning("unexpected failure importing %s", entry, exc_info=True)
+        return ParsedEntry(entry, error=f"cannot import {entry.name}: {type(exc).__name__}: {exc}"[:500])
 
 
 def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
@@ -95,7 +111,7 @@ def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
             results.append(ParsedEntry(given, error=f"{given} does not exist"))
             continue
         root = given.resolve() if given.is_dir() and not given.is_symlink() else given.parent.resolve()
-        if given.is_dir() and _folder_importer(given) is None:
+        if given.is_dir() and _folder_importer(given, root) is None:
             entries, problems = _walk(given)
             results.extend(problems)
         else:
@@ -104,41 +120,52 @@ def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
     return results
 
 
+def _read_metadata(entry: Path, root: Path) -> ParsedEntry | None:
+    """The entry read as a card or Civitai file, or None when it is neither.
+
+    This runs first for every entry, so the check that it stays inside ``root`` comes before any importer
+    opens it (claiming a JSON file means reading it).
+    """
+    ensure_inside(root, entry, "file")
+    if entry.is_dir():
+        return None
+    importer = next((i for i in METADATA_IMPORTERS if i.claims(entry, root)), None)
+    return None if importer is None else ParsedEntry(entry, importer.read(entry, root), root=root)
+
+
+def _read_content(entry: Path, root: Path) -> ParsedEntry | None:
+    """The entry read as a folder unit or a weights file; None for files that are ignored on purpose."""
+    folder = _folder_importer(entry, root) if entry.is_dir() else None
+    if folder is not None:
+        return ParsedEntry(entry, folder.read(entry, root), root=root)
+    suffix = entry.suffix.lower()
+    refuse_pickle(entry)
+    importer = next((i for i in FILE_IMPORTERS if i.claims(entry, root)), None)
+    if importer is not None:
+        return ParsedEntry(entry, importer.read(entry, root), root=root)
+    if suffix not in IGNORED_SUFFIXES and not entry.name.lower().endswith(".civitai.info"):
+        return ParsedEntry(entry, skipped=f"{entry.name}: not a recognised checkpoint format")
+    return None
+
+
 def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
     # metadata first: what cards and Civitai files reference is theirs, not a checkpoint of its own
     for entry in entries:
-        importer = None if entry.is_dir() else next((i for i in METADATA_IMPORTERS if i.claims(entry)), None)
-        if importer is None:
+        parsed = _guarded(entry, partial(_read_metadata, entry, root))
+        if parsed is None:
             remaining.append(entry)
             continue
-        parsed = _read(importer, entry, root)
         results.append(parsed)
         for record in parsed.records:
             claimed.update(p.resolve() for p in record.claimed_paths)
     for entry in remaining:
-        try:
-            resolved = entry.resolve()
-        except OSError:
-            resolved = entry
+        resolved = entry.resolve()  # resolvable: _read_metadata resolved every remaining entry already
         if resolved in claimed or any(parent in claimed for parent in resolved.parents):
             continue
-        folder = _folder_importer(entry) if entry.is_dir() else None
-        if folder is not None:
-            results.append(_read(folder, entry, root))
-            continue
-        suffix = entry.suffix.lower()
-        if suffix in PICKLE_SUFFIXES:
-            try:
-                refuse_pickle(entry)
-            except ImportProblem as exc:
-                results.append(ParsedEntry(entry, error=str(exc)))
-            continue
-        importer = next((i for i in FILE_IMPORTERS if i.claims(entry)), None)
-        if importer is not None:
-            results.append(_read(importer, entry, root))
-        elif suffix not in IGNORED_SUFFIXES and not entry.name.lower().endswith(".civitai.info"):
-            results.append(ParsedEntry(entry, skipped=f"{entry.name}: not a recognised checkpoint format"))
+        parsed = _guarded(entry, partial(_read_content, entry, root))
+        if parsed is not None:
+            results.append(parsed)
     return results

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import yaml
+
 from personalq.repository.card import Card
+from personalq.repository.safe_yaml import load_yaml
 
 MAX_CARD_BYTES = 1 << 20
 MAX_JSON_BYTES = 8 << 20
@@ -42,16 +45,20 @@ class ImportedCheckpoint:
 class Importer(Protocol):
     format: str
 
-    def claims(self, path: Path) -> bool:
+    def claims(self, path: Path, root: Path) -> bool:
         """True when ``path`` is in this importer's format, judged by content, not by name alone."""
 
     def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
-        """Parse ``path``; raises :class:`ImportProblem` with a message for a person."""
+        """Parse ``path``, reading nothing that resolves outside ``root``; raises :class:`ImportProblem` with
+        a message for a person."""
 
 
 def ensure_inside(root: Path, path: Path, what: str = "path") -> Path:
     """Resolve ``path`` (symlinks included) and refuse it when it leaves ``root``."""
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # 3.11 raises RuntimeError for a symlink loop, ValueError for NUL
+        raise ImportProblem(f"{what} {path} cannot be resolved: {exc}") from exc
     root = root.resolve()
     if resolved != root and root not in resolved.parents:
         raise ImportProblem(f"{what} {path} leads outside the imported folder {root}; refusing it")
@@ -68,21 +75,92 @@ def resolve_reference(root: Path, base_dir: Path, reference: str, what: str) -> 
     return path
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
-    size = path.stat().st_size
+def present(path: Path) -> bool:
+    """A file, or a link of any kind: a link is then checked (and refused when it leaves the imported folder)
+    rather than passed over as absent because its target is missing or a folder."""
+    return path.is_file() or path.is_symlink()
+
+
+def read_bounded(path: Path, limit: int, root: Path) -> bytes:
+    """The bytes of ``path``, refused when it is bigger than ``limit`` or resolves outside ``root``.
+
+    Every read of an imported file goes through here or :func:`read_safetensors_header`, so a link inside a
+    folder (a ``token_identifier.txt`` pointing at someone's private file) is refused before it is opened.
+    """
+    resolved = ensure_inside(root, path, "file")
+    size = resolved.stat().st_size
     if size > limit:
         raise ImportProblem(f"{path.name} is {size:,} bytes, more than the {limit:,} allowed for this kind of file")
-    with path.open("rb") as handle:
+    with resolved.open("rb") as handle:
         return handle.read(limit + 1)[:limit]
 
 
-def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> object:
+def parse_json(raw: bytes, what: str) -> object:
+    """Parse untrusted JSON; every way it fails on hostile input is an :class:`ImportProblem` naming ``what``.
+
+    ``json.loads`` raises more than JSONDecodeError: RecursionError for deep nesting, ValueError for integers
+    of more than 4,300 digits.
+    """
     try:
-        return json.loads(read_bounded(path, limit).decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ImportProblem(f"{path.name} is not UTF-8 text: {exc}") from exc
+        raise ImportProblem(f"{what} is not UTF-8 text: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ImportProblem(f"malformed JSON in {path.name}: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        raise ImportProblem(f"malformed JSON in {what}: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise ImportProblem(f"{what} is nested too deeply to read") from exc
+    except ValueError as exc:
+        raise ImportProblem(f"malformed JSON in {what}: {exc}") from exc
+
+
+def read_json(path: Path, root: Path, limit: int = MAX_JSON_BYTES) -> object:
+    return parse_json(read_bounded(path, limit, root), path.name)
+
+
+def parse_yaml(text: str, what: str, kind: str = "YAML") -> object:
+    """Untrusted YAML through the package's safe loader, its errors turned into one line naming ``what``."""
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ImportProblem(f"malformed {kind} in {what}{where}: {getattr(exc, 'problem', None) or exc}") from exc
+
+
+_TYPE_NAMES = {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object", bool: "true or false"}
+
+
+def typed_field(document: dict, key: str, kinds: type | tuple[type, ...], where: str, default: object = None) -> object:
+    """``document[key]`` checked for type; ``default`` when it is absent or null.
+
+    Untrusted JSON and YAML put anything anywhere. Checking where a field is read turns ``"tags": 5`` into an
+    error naming the file and the field, instead of a TypeError deep inside an importer.
+    """
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    value = document.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(k, k.__name__) for k in kinds))
+        raise ImportProblem(f"{where}: '{key}' should be {expected}, got {type(value).__name__} {_preview(value)}")
+    return value
+
+
+def text_list(document: dict, key: str, where: str) -> list[str]:
+    """A list of words (trained words, tags); items may be numbers or ``{"name": ...}`` objects (Civitai's API
+    writes tags that way), anything else is the file's error."""
+    words = []
+    for item in typed_field(document, key, list, where, []):
+        name = item.get("name") if isinstance(item, dict) else item
+        if not isinstance(name, (str, int, float)) or isinstance(name, bool):
+            raise ImportProblem(f"{where}: '{key}' should list text, found {type(item).__name__} {_preview(item)}")
+        words.append(str(name).strip().strip(",").strip())
+    return list(dict.fromkeys(w for w in words if w))
+
+
+def _preview(value: object, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def refuse_pickle(path: Path) -> None:
@@ -94,10 +172,11 @@ def refuse_pickle(path: Path) -> None:
         )
 
 
-def read_safetensors_header(path: Path) -> dict:
+def read_safetensors_header(path: Path, root: Path) -> dict:
     """The JSON header of a safetensors file, validated against the file size; tensor data is never read."""
-    size = path.stat().st_size
-    with path.open("rb") as handle:
+    resolved = ensure_inside(root, path, "file")
+    size = resolved.stat().st_size
+    with resolved.open("rb") as handle:
         prefix = handle.read(8)
         if len(prefix) < 8:
             raise ImportProblem(f"{path.name}: truncated safetensors file ({size} bytes, no header length)")
@@ -108,19 +187,26 @@ def read_safetensors_header(path: Path) -> dict:
             raise ImportProblem(f"{path.name}: corrupt safetensors header (declared length {length:,}, file size {size:,})")
         raw = handle.read(length)
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        header = parse_json(raw, "the header")
+    except ImportProblem as exc:
         raise ImportProblem(f"{path.name}: corrupt safetensors header ({exc})") from exc
     if not isinstance(header, dict):
         raise ImportProblem(f"{path.name}: corrupt safetensors header (not a JSON object)")
     data_size = size - 8 - length
     for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        offsets = info.get("data_offsets") if isinstance(info, dict) else None
-        if not (isinstance(offsets, list) and len(offsets) == 2 and 0 <= offsets[0] <= offsets[1] <= data_size):
+        if name != "__metadata__" and not _offsets_fit(info, data_size):
             raise ImportProblem(f"{path.name}: tensor {name!r} points outside the file (truncated or corrupt)")
     return header
+
+
+def _offsets_fit(info: object, data_size: int) -> bool:
+    """Whether a tensor entry's ``data_offsets`` are two whole numbers inside the data section."""
+    offsets = info.get("data_offsets") if isinstance(info, dict) else None
+    if not (isinstance(offsets, list) and len(offsets) == 2):
+        return False
+    if not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets):
+        return False
+    return 0 <= offsets[0] <= offsets[1] <= data_size
 
 
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
@@ -131,18 +217,27 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
-def weights_digest(path: Path) -> str:
-    """SHA-256 of a weights file, or of a folder's safetensors files (names and contents, sorted)."""
+def weights_digest(path: Path, root: Path | None = None) -> str:
+    """SHA-256 of a weights file, or of a folder's safetensors files (names and contents, sorted).
+
+    During an import ``root`` is the imported folder and each file is checked against it first: a folder's
+    weights may be links, and a link out of the imported folder is refused rather than hashed. Serving hashes
+    weights the repository already holds, with no root.
+    """
     if path.is_file():
-        return sha256_file(path)
+        return sha256_file(_inside(root, path))
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*.safetensors") if p.is_file())
     if not files:
         raise ImportProblem(f"{path.name} holds no .safetensors weights")
     for file in files:
         digest.update(str(file.relative_to(path)).encode())
-        digest.update(sha256_file(file).encode())
+        digest.update(sha256_file(_inside(root, file)).encode())
     return digest.hexdigest()
+
+
+def _inside(root: Path | None, path: Path) -> Path:
+    return path if root is None else ensure_inside(root, path, "weights file")
 
 
 def mtime(path: Path) -> dt.datetime:

@@ -5,37 +5,47 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from personalq.repository.importers.base import (
     MAX_CARD_BYTES,
     ImportedCheckpoint,
     ImportProblem,
     card_from_fields,
     mtime,
+    parse_yaml,
+    present,
     read_bounded,
     read_json,
     read_safetensors_header,
     refuse_pickle,
+    text_list,
+    typed_field,
 )
 from personalq.repository.versions import family_stem, parse_version, slugify
 
 _PROMPT_LEAD = re.compile(r"(?i)^\s*(?:a|an|the)?\s*(?:photo|picture|image|painting|drawing|render)?\s*(?:of)?\s*(?:a|an|the)?\s+")
+_GENERIC_TAGS = ("dreambooth", "diffusers", "text-to-image", "stable-diffusion")
 
 
-def model_card_front_matter(folder: Path) -> dict:
+def model_card_front_matter(folder: Path, root: Path) -> dict:
+    """The YAML front matter of the folder's Hugging Face model card (README.md), or {} when there is none.
+
+    A front matter that cannot be read safely (malformed, aliased, not a mapping) is the folder's error rather
+    than ignored: its instance prompt is what gives a DreamBooth model its trigger.
+    """
     readme = folder / "README.md"
-    if not readme.is_file():
+    if not present(readme):
         return {}
-    text = read_bounded(readme, MAX_CARD_BYTES).decode("utf-8", errors="replace")
+    text = read_bounded(readme, MAX_CARD_BYTES, root).decode("utf-8", errors="replace")
     match = re.match(r"^---\s*\n(.*?)\n---", text, re.S)
     if not match:
         return {}
-    try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
+    where = f"{folder.name}/README.md"
+    data = parse_yaml(match.group(1), where)
+    if data is None:
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise ImportProblem(f"{where}: the front matter must be a mapping of fields, got {type(data).__name__}")
+    return data
 
 
 def split_instance_prompt(prompt: str) -> tuple[list[str], list[str]]:
@@ -55,11 +65,11 @@ def latest_mtime(folder: Path):
 class DiffusersFolderImporter:
     format = "diffusers"
 
-    def claims(self, path: Path) -> bool:
+    def claims(self, path: Path, root: Path) -> bool:
         return path.is_dir() and (path / "model_index.json").is_file()
 
     def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
-        index = read_json(path / "model_index.json")
+        index = read_json(path / "model_index.json", root)
         if not isinstance(index, dict) or "Pipeline" not in str(index.get("_class_name", "")):
             raise ImportProblem(f"{path.name}/model_index.json does not describe a diffusers pipeline")
         unet = path / "unet"
@@ -70,12 +80,13 @@ class DiffusersFolderImporter:
                 refuse_pickle(pickles[0])
             raise ImportProblem(f"{path.name}: no unet/*.safetensors weights in the pipeline folder")
         for file in weights:
-            read_safetensors_header(file)
-        meta = model_card_front_matter(path)
-        prompt = str(meta.get("instance_prompt") or "")
+            read_safetensors_header(file, root)
+        meta = model_card_front_matter(path, root)
+        where = f"{path.name}/README.md"
+        prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
         triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
-        tags = [str(t) for t in meta.get("tags") or [] if isinstance(t, (str, int))]
-        base = str(meta.get("base_model") or "")
+        tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
+        base = str(meta.get("base_model") or "")  # text or a list of models: only "xl" in it matters
         version = parse_version(path.name)
         fields = {
             "id": slugify(path.name),
@@ -86,7 +97,7 @@ class DiffusersFolderImporter:
             "base_model": "sdxl" if "xl" in base.lower() else "sd-1.5",
             "triggers": triggers,
             "subjects": subjects,
-            "tags": [t for t in tags if t not in ("dreambooth", "diffusers", "text-to-image", "stable-diffusion")],
+            "tags": [t for t in tags if t not in _GENERIC_TAGS],
             "description": f"DreamBooth fine-tune; instance prompt: {prompt}" if prompt else "DreamBooth fine-tune",
             "created_at": latest_mtime(path),
         }
@@ -94,10 +105,14 @@ class DiffusersFolderImporter:
         return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]
 
 
+def _small_text(path: Path, root: Path) -> str:
+    return read_bounded(path, 1024, root).decode("utf-8", errors="replace").strip()
+
+
 class TextualInversionImporter:
     format = "textual_inversion"
 
-    def claims(self, path: Path) -> bool:
+    def claims(self, path: Path, root: Path) -> bool:
         return path.is_dir() and (path / "token_identifier.txt").is_file() and any(
             (path / name).is_file() for name in ("learned_embeds.safetensors", "learned_embeds.bin")
         )
@@ -106,14 +121,14 @@ class TextualInversionImporter:
         weights = path / "learned_embeds.safetensors"
         if not weights.is_file():
             refuse_pickle(path / "learned_embeds.bin")
-        header = read_safetensors_header(weights)
+        header = read_safetensors_header(weights, root)
         if len([k for k in header if k != "__metadata__"]) == 0:
             raise ImportProblem(f"{path.name}: learned_embeds.safetensors holds no embedding")
-        token = read_bounded(path / "token_identifier.txt", 1024).decode("utf-8", errors="replace").strip()
+        token = _small_text(path / "token_identifier.txt", root)
         if not token:
             raise ImportProblem(f"{path.name}: token_identifier.txt is empty")
         concept_file = path / "type_of_concept.txt"
-        concept = read_bounded(concept_file, 1024).decode("utf-8", errors="replace").strip().lower() if concept_file.is_file() else "object"
+        concept = _small_text(concept_file, root).lower() if present(concept_file) else "object"
         name = token.strip("<>") or path.name
         words = [w for w in re.split(r"[^a-z]+", name.lower()) if len(w) > 2]
         fields = {

@@ -15,11 +15,12 @@ from personalq.repository.versions import family_stem, parse_version, slugify
 
 
 def _timestamp(value: object) -> dt.datetime | None:
+    """A kohya training time (Unix seconds, written as a string), or None when it is not a usable date."""
     try:
         seconds = float(value)  # kohya writes Unix seconds as strings
-    except (TypeError, ValueError):
+        return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).replace(tzinfo=None)
+    except (TypeError, ValueError, OverflowError, OSError):  # not a number, NaN, or out of the calendar's range
         return None
-    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).replace(tzinfo=None)
 
 
 def _base_model(meta: dict) -> str:
@@ -32,18 +33,27 @@ def _base_model(meta: dict) -> str:
 
 
 def _tag_frequency(meta: dict) -> list[tuple[str, int]]:
+    """Caption tags by how often kohya saw them, most frequent first; counts that are not whole numbers are
+    skipped (the tags are hints for triggers, not worth refusing a model over)."""
     try:
         folders = json.loads(meta.get("ss_tag_frequency") or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # malformed, 4,300-digit numbers, or nested too deep
         return []
     totals: dict[str, int] = {}
     for tags in folders.values() if isinstance(folders, dict) else []:
-        if isinstance(tags, dict):
-            for tag, count in tags.items():
-                tag = str(tag).strip()
-                if tag:
-                    totals[tag] = totals.get(tag, 0) + int(count)
+        for tag, count in tags.items() if isinstance(tags, dict) else []:
+            tag = tag.strip()
+            if tag and isinstance(count, int) and not isinstance(count, bool):
+                totals[tag] = totals.get(tag, 0) + count
     return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _metadata(header: dict, path: Path) -> dict[str, str]:
+    """``__metadata__``: the safetensors format allows only text values, and the importer relies on that."""
+    meta = header.get("__metadata__") or {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise ImportProblem(f"{path.name}: __metadata__ must be a JSON object of strings")
+    return meta
 
 
 def _kind(tensor_names: list[str], meta: dict) -> str:
@@ -58,14 +68,12 @@ def _kind(tensor_names: list[str], meta: dict) -> str:
 class SafetensorsImporter:
     format = "kohya"
 
-    def claims(self, path: Path) -> bool:
+    def claims(self, path: Path, root: Path) -> bool:
         return path.is_file() and path.suffix.lower() == ".safetensors"
 
     def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
-        header = read_safetensors_header(path)
-        meta = header.get("__metadata__") or {}
-        if not isinstance(meta, dict):
-            raise ImportProblem(f"{path.name}: __metadata__ must be a JSON object of strings")
+        header = read_safetensors_header(path, root)
+        meta = _metadata(header, path)
         tensors = [k for k in header if k != "__metadata__"]
         if not tensors:
             raise ImportProblem(f"{path.name}: the safetensors file holds no tensors")

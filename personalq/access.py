@@ -1,0 +1,131 @@
+"""Who may change things from the web app: token checks in constant time, a per-client attempt limit, and the
+write policy that follows from where the app listens and what is configured.
+
+Reading is open to every visitor (chat, browse, rate). Writes (import, remove, reindex, the engine-wide memory
+budget, quantized-variant warm-up) change what every visitor gets, so:
+
+- on loopback with neither an admin token nor Gradio sign-in configured, the machine's owner is the only
+  visitor: writes are open;
+- with an admin token, a session writes after signing in with it; with Gradio sign-in (``auth``), every
+  signed-in user writes;
+- listening beyond loopback with neither configured, writes are off and the app says why.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pydantic import SecretStr
+
+MAX_FAILURES = 5  # wrong tokens from one client inside the window before it must wait
+FAILURE_WINDOW_S = 300.0
+
+
+def secret_value(secret: SecretStr | str | None) -> str | None:
+    if isinstance(secret, SecretStr):
+        return secret.get_secret_value()
+    return secret
+
+
+def token_matches(given: str | None, expected: SecretStr | str | None) -> bool:
+    """Constant-time comparison, so response times say nothing about how much of a guess was right."""
+    wanted = secret_value(expected)
+    if not wanted or not given:
+        return False
+    return hmac.compare_digest(given.encode(), wanted.encode())
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class TooManyAttempts(Exception):
+    """A client guessed wrong too often; it may try again after ``wait_s``."""
+
+    def __init__(self, wait_s: float):
+        super().__init__(f"Too many wrong tokens from this address. Try again in {wait_s:.0f} s.")
+        self.wait_s = wait_s
+
+
+@dataclass
+class AttemptLimiter:
+    """At most ``limit`` failures per client inside ``window_s``; thread-safe (Gradio runs callbacks in threads)."""
+
+    limit: int = MAX_FAILURES
+    window_s: float = FAILURE_WINDOW_S
+    clock: Callable[[], float] = time.monotonic
+    _failures: dict[str, deque] = field(default_factory=lambda: defaultdict(deque))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(self, client: str) -> None:
+        """Raise :class:`TooManyAttempts` when ``client`` must wait before another try."""
+        with self._lock:
+            recent = self._recent(client)
+            if len(recent) >= self.limit:
+                raise TooManyAttempts(self.window_s - (self.clock() - recent[0]))
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            self._recent(client).append(self.clock())
+
+    def _recent(self, client: str) -> deque:
+        recent = self._failures[client]
+        while recent and self.clock() - recent[0] > self.window_s:
+            recent.popleft()
+        return recent
+
+
+class WriteRefused(Exception):
+    """A write from a session that may not write; the message says what would allow it."""
+
+
+@dataclass
+class WriteAccess:
+    """The web app's write policy (see the module docstring)."""
+
+    admin_token: SecretStr | str | None
+    signed_in_users: bool  # Gradio sign-in is configured
+    public: bool  # listening beyond loopback
+    limiter: AttemptLimiter = field(default_factory=AttemptLimiter)
+
+    @property
+    def open(self) -> bool:
+        """Writes need no sign-in at all."""
+        return not self.public and not secret_value(self.admin_token) and not self.signed_in_users
+
+    @property
+    def disabled_reason(self) -> str | None:
+        """Why no one can write, or None when someone can."""
+        if self.public and not secret_value(self.admin_token) and not self.signed_in_users:
+            return ("Changes are disabled: this app listens beyond this machine and neither an admin token "
+                    "(PERSONALQ_ADMIN_TOKEN) nor sign-in (PERSONALQ_AUTH) is configured.")
+        return None
+
+    def sign_in(self, token: str, client: str) -> bool:
+        """Check an admin token from ``client``; raises :class:`TooManyAttempts` after repeated failures."""
+        self.limiter.check(client)
+        if token_matches(token.strip(), self.admin_token):
+            return True
+        self.limiter.failed(client)
+        return False
+
+    def require(self, admin: bool, username: str | None) -> None:
+        """Raise :class:`WriteRefused` unless this session may write (``admin``: it signed in with the token)."""
+        if self.open or admin or (self.signed_in_users and username):
+            return
+        raise WriteRefused(self.disabled_reason or "Sign in with the admin token first (Repository tab, Admin).")
+
+
+__all__ = ["AttemptLimiter", "TooManyAttempts", "WriteAccess", "WriteRefused", "is_loopback", "secret_value",
+           "token_matches"]
