@@ -120,9 +120,13 @@ class WriteAccess:
         self.limiter.failed(client)
         return False
 
+    def allows(self, admin: bool, username: str | None) -> bool:
+        """May this session write (``admin``: it signed in with the token; ``username``: Gradio's sign-in)?"""
+        return self.open or admin or bool(self.signed_in_users and username)
+
     def require(self, admin: bool, username: str | None) -> None:
-        """Raise :class:`WriteRefused` unless this session may write (``admin``: it signed in with the token)."""
-        if self.open or admin or (self.signed_in_users and username):
+        """Raise :class:`WriteRefused`, saying what would allow it, unless this session may write."""
+        if self.allows(admin, username):
             return
         raise WriteRefused(self.disabled_reason or "Sign in with the admin token first (Repository tab, Admin).")
 

@@ -45,7 +45,7 @@ def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = Fal
     checkin = make_checkin(settings, runtime.repository)
     conversation = Conversation(checkin, runtime.repository)
     rating = RatingService(settings, PairMaker(runtime.repository, make_checkin(settings, runtime.repository), engine,
-                                               settings.home / "rating" / "images"), VoteStore(runtime.repository))
+                                               settings.rating_dir / "images"), VoteStore(runtime.repository))
     with gr.Blocks(title="PersonalQ") as app:
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
         admin = gr.State(False)  # this session signed in with the admin token
@@ -56,7 +56,7 @@ def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = Fal
         with gr.Tab("Repository", id="repository"):
             browse, inputs, outputs = build_repository_tab(runtime.repository, settings, access, admin)
         with gr.Tab("Rate", id="rate"):
-            build_rater_tab(rating, settings.home / "rating")
+            build_rater_tab(rating, settings.rating_dir)
         app.load(browse, list(inputs), list(outputs))
         app.load(memory_readout, readout_inputs, memory)
     return app

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from personalq.access import WriteAccess, WriteRefused
+from personalq.access import WriteAccess
 from personalq.checkin.agent import InvalidRequest
 from personalq.conversation import ChatState, Conversation, Turn
 from personalq.serving.cache import MB, BudgetError
@@ -47,11 +47,7 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, backend: str,
                    access: WriteAccess, admin: gr.State):
     def may_write(is_admin: bool, request: gr.Request | None) -> bool:
-        try:
-            access.require(is_admin, username_of(request))
-            return True
-        except WriteRefused:
-            return False
+        return access.allows(is_admin, username_of(request))
 
     def memory_readout(precision: str, trigger_aware: bool = True, float_kv: bool = False) -> str:
         unet = engine.unet_bytes_at(precision, trigger_aware=trigger_aware, float_kv=float_kv)
