@@ -21,6 +21,10 @@ class Settings(BaseSettings):
 
     home: Path = Field(default=Path("db"), description="folder holding the SQLite file, the Chroma index and caches")
     database_url: str | None = Field(default=None, description="any SQLAlchemy URL; default: SQLite file in home")
+    chroma_url: str | None = Field(default=None, description="a Chroma server (`chroma run`), e.g. http://localhost:8000, "
+                                   "shared by every process; default: an index folder in home")
+    chroma_collection: str = Field(default="checkpoints", min_length=3,
+                                   description="the collection to use, so several homes can share one Chroma server")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     llm_backend: Literal["local", "gemini", "openai"] = "local"
     llm_model: str = "gemini-2.5-flash"
@@ -47,6 +51,8 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="card base_model name -> local folder or Hub id; the bundled demo base is the fallback",
     )
+    reranker_model: Path | None = Field(default=None, description="folder of a sentence-transformers cross-encoder: "
+                                        "adds the reranker baseline (rater tab, Check-in bench); none is downloaded")
 
     @property
     def sqlite_path(self) -> Path:

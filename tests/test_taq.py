@@ -611,7 +611,7 @@ def test_recipe_options_override_only_what_they_name():
 
 
 def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():
-    from personalq.eval.intervals import mean_interval
+    from personalq.stats import mean_interval
 
     interval = mean_interval([0.0, 1.0] * 20)
     assert interval.low < interval.mean == 0.5 < interval.high

@@ -13,10 +13,11 @@ from diffusers import AutoencoderKL, StableDiffusionPipeline
 from personalq.config import PROJECT_ROOT
 from personalq.repository.service import Repository
 from personalq.serving.checkpoints import applied, load_base
+from personalq.serving.packaged import materialize
 from personalq.zoo import data
 from personalq.zoo.build import ZooBuildConfig, build_zoo
 from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, Subject
-from personalq.zoo.models import load_tokenizer, materialize_text_encoder
+from personalq.zoo.models import load_tokenizer
 from personalq.zoo.render import render
 
 SHIPPED = PROJECT_ROOT / "assets" / "zoo"
@@ -48,7 +49,7 @@ def tiny_zoo(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.mark.slow
 def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings):
     work, out = tiny_zoo
-    materialize_text_encoder(out / "base")
+    materialize(out / "base")
     pipe = StableDiffusionPipeline.from_pretrained(out / "base", safety_checker=None, feature_extractor=None, requires_safety_checker=False)
     image = pipe("a photo of a dog", num_inference_steps=2, height=64, width=64, output_type="np").images[0]
     assert image.shape == (64, 64, 3)

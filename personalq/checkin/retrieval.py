@@ -17,9 +17,8 @@ from sqlalchemy import and_, or_, select
 
 from personalq.checkin.evidence import SelectionIndex
 from personalq.checkin.intent import Intent
-from personalq.checkin.lexicon import SUBJECT_SYNONYMS
 from personalq.checkin.reference import Reference
-from personalq.repository.orm import Checkpoint, CheckpointTerm
+from personalq.repository.orm import Checkpoint
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
@@ -84,23 +83,6 @@ class CardCache:
         if self._index is None or self._index[0] != cards_revision:
             self._index = (cards_revision, SelectionIndex(self.repository.list()))
         return self._index[1]
-
-
-def _subject_ids(repository: Repository, subjects: list[str], limit: int) -> list[str]:
-    """Checkpoints whose subjects or tags name one of ``subjects`` (or a synonym), newest first."""
-    words = {w for s in subjects for w in (s, *SUBJECT_SYNONYMS.get(s, ()))}
-    if not words:
-        return []
-    with repository.sessions() as session:
-        query = (
-            select(CheckpointTerm.checkpoint_id)
-            .join(Checkpoint, Checkpoint.id == CheckpointTerm.checkpoint_id)
-            .where(CheckpointTerm.field.in_(("subject", "tag")), CheckpointTerm.value.in_(sorted(words)))
-            .order_by(Checkpoint.created_at.desc())
-            .distinct()
-            .limit(limit)
-        )
-        return list(session.scalars(query))
 
 
 def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from personalq.bundled import zoo_dir
 from personalq.cli.common import (FirstLastOption, HomeOption, SmoothingOption, comma_list, fail, recipe_overrides, settings_for,
                                   zoo_folder)
 
@@ -64,7 +65,7 @@ def checkin(
     from personalq.checkin.backends import make_checkin
     from personalq.eval.checkin_bench import evaluate, load_instances
     from personalq.eval.checkin_metrics import RubricJudge, confusion_table, misses_table, table
-    from personalq.eval.selection_methods import MethodUnavailable, make_method
+    from personalq.rating.selection_methods import MethodUnavailable, make_method
     from personalq.repository.service import Repository
 
     settings = settings_for(home)
@@ -122,7 +123,7 @@ def taq(
     if not rows or set(rows) - set(ALL_PRECISIONS):
         fail(f"--precisions takes some of {', '.join(ALL_PRECISIONS)}, not {precisions!r}")
     settings = settings_for(home)
-    report = run_taq_bench(zoo or settings.assets_dir / "zoo", checkpoints, images, captions, calibration_steps, sensitivity,
+    report = run_taq_bench(zoo or zoo_dir(settings), checkpoints, images, captions, calibration_steps, sensitivity,
                            quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows,
                            seed=seed, recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
@@ -145,13 +146,14 @@ def taq_attribution(
 ) -> None:
     """Step error with activation quantization left on in one part of the UNet at a time: where the error is."""
     from personalq.eval.taq_attribution import run_attribution
-    from personalq.eval.taq_bench import PRECISIONS, pick_concepts
+    from personalq.eval.taq_bench import pick_concepts
+    from personalq.serving.variants import QUANTIZED_PRECISIONS
 
     rows = tuple(comma_list(precisions))
-    if not rows or set(rows) - set(PRECISIONS):
-        fail(f"--precisions takes some of {', '.join(PRECISIONS)}, not {precisions!r}")
-    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: PRECISIONS[p] for p in rows}, images,
-                             recipe=recipe_overrides(smoothing, first_last_8bit))
+    if not rows or set(rows) - set(QUANTIZED_PRECISIONS):
+        fail(f"--precisions takes some of {', '.join(QUANTIZED_PRECISIONS)}, not {precisions!r}")
+    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: QUANTIZED_PRECISIONS[p] for p in rows},
+                             images, recipe=recipe_overrides(smoothing, first_last_8bit))
     typer.echo(report.table())
 
 
@@ -208,7 +210,7 @@ def personalize(
             fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
     chosen = [known[i] for i in wanted]
     configs = recipes(counts, scales, base, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])
-    results = run(zoo or settings.assets_dir / "zoo", work, chosen, configs, images, device=settings.resolved_device())
+    results = run(zoo or zoo_dir(settings), work, chosen, configs, images, device=settings.resolved_device())
     typer.echo(table(results, chosen))
 
 

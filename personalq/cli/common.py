@@ -7,6 +7,7 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
+from personalq.bundled import zoo_dir
 from personalq.config import Settings, load_settings
 
 HomeOption = Annotated[
@@ -31,7 +32,7 @@ def comma_list(text: str) -> list[str]:
 
 def zoo_folder(zoo: Path | None, settings: Settings, option: str = "--zoo") -> Path:
     """``zoo`` (default the bundled assets/zoo), refused unless a zoo has been built there."""
-    zoo = zoo or settings.assets_dir / "zoo"
+    zoo = zoo or zoo_dir(settings)
     if not (zoo / "base" / "model_index.json").is_file():
         fail(f"{zoo} holds no zoo (base/model_index.json): run `personalq zoo build` first or pass {option}")
     return zoo

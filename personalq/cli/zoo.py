@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from personalq.bundled import zoo_dir
 from personalq.cli.common import HomeOption, comma_list, fail, settings_for, zoo_folder
 
 app = typer.Typer(help="Build the bundled demo model zoo.", no_args_is_help=True)
@@ -31,7 +32,7 @@ def build(
     except ValueError as error:
         fail(str(error))
     config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig(personalize=personalize)
-    result = build_zoo(work or settings.home / "zoo-work", out or settings.assets_dir / "zoo", config,
+    result = build_zoo(work or settings.home / "zoo-work", out or zoo_dir(settings), config,
                        device=settings.resolved_device(), workers=workers)
     typer.echo(f"zoo written to {result}")
 
@@ -96,7 +97,7 @@ def evaluate(
         fail(f"unknown categories {', '.join(unknown)}; the zoo has {', '.join(CATEGORIES)}")
     if not chosen:
         fail("--categories names no category")
-    report = evaluate_zoo(zoo or settings.assets_dir / "zoo", per_prompt=per_prompt, per_concept=per_concept, unet=unet,
+    report = evaluate_zoo(zoo or zoo_dir(settings), per_prompt=per_prompt, per_concept=per_concept, unet=unet,
                           personalized=personalized, categories=chosen,
                           guidance=GUIDANCE if guidance is None else guidance)
     typer.echo(report.table())

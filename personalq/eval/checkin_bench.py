@@ -9,7 +9,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from personalq.eval.checkin_metrics import RubricJudge, metrics
-from personalq.eval.selection_methods import Method
+from personalq.rating.selection_methods import Method
 
 
 def load_instances(path: Path) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from personalq.checkin.lexicon import canonical_subject
+from personalq.rating import rubric
 from personalq.repository.service import Repository
 
 
@@ -35,8 +36,8 @@ def final_prompt(prediction: dict) -> str | None:
 
 
 class RubricJudge:
-    """The paper's rubric (subject, style, temporal, context; 1-5 each, averaged), applied from the structured
-    constraints the generator recorded, so it needs no model and no key."""
+    """The paper's rubric (:mod:`personalq.rating.rubric`), applied from the structured constraints the generator
+    recorded, so it needs no model and no key."""
 
     def __init__(self, repository: Repository):
         self.repository = repository
@@ -48,22 +49,22 @@ class RubricJudge:
             return 5.0 if prediction["status"] == "no_match" else (2.0 if prediction["status"] == "clarify" else 1.0)
         chosen_id = final_choice(prediction)
         if chosen_id is None:
-            return 1.0
+            return rubric.MISS
         card = self.repository.get(chosen_id)
         target = self.repository.get(truth["checkpoint_id"])
         parts = []
         wanted = constraints.get("subject")
         if wanted:
-            parts.append(5.0 if canonical_subject(wanted) in {canonical_subject(s) for s in card.subjects} else 1.0)
+            parts.append(rubric.subject(canonical_subject(wanted) in {canonical_subject(s) for s in card.subjects}))
         if constraints.get("style"):
-            parts.append(5.0 if constraints["style"] in card.styles else 2.0)
+            parts.append(rubric.style(constraints["style"] in card.styles))
         if any(constraints.get(k) for k in ("created", "used", "order", "version")):
-            parts.append(5.0 if chosen_id == target.id else 3.0 if card.created_at.date() == target.created_at.date() else 1.0)
-        context = 5.0 if chosen_id == target.id else 3.0 if card.family == target.family else 1.0
+            parts.append(rubric.graded(card.id == target.id, card.created_at.date() == target.created_at.date()))
+        context = rubric.context(card, target)
         if truth["status"] == "clarify" and prediction["status"] != "clarify":
-            context = min(context, 3.0)  # guessed where it should have asked
+            context = min(context, rubric.NEAR)  # guessed where it should have asked
         parts.append(context)
-        return float(np.mean(parts))
+        return rubric.average(parts)
 
 
 STATUSES = ("selected", "clarify", "no_match")

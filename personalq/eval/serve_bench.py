@@ -79,13 +79,12 @@ def precisions(conversation: Conversation, engine: Engine, report: ServeReport, 
 def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int, requests_each: int) -> None:
     from gradio_client import Client
 
-    from personalq.ui.app import build_app
+    from personalq.ui.app import launch
 
-    app = build_app(runtime, engine)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app.queue(default_concurrency_limit=4).launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    app = launch(runtime, "127.0.0.1", port, engine, prevent_thread_lock=True, quiet=True)  # as deployed: queue and all
     lock = threading.Lock()
 
     def person(index: int) -> None:

@@ -33,9 +33,11 @@ from PIL import Image, ImageDraw
 from tqdm.auto import tqdm
 
 from personalq.eval.image_metrics import MIN_FRECHET_SAMPLES, frechet_distance, recognised
-from personalq.eval.intervals import MeanInterval, mean_interval
 from personalq.eval.step_error import EVERY, recording_calls, step_error
+from personalq.serving.cache import MB
 from personalq.serving.checkpoints import adapters_applied, applied, load_base, replaces_unet
+from personalq.serving.variants import QUANTIZED_PRECISIONS
+from personalq.stats import MeanInterval, mean_interval
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
 from personalq.taq.calibration import calibrate, calibration_prompts
@@ -52,10 +54,8 @@ from personalq.zoo.evaluate import GUIDANCE, generate
 from personalq.zoo.evaluator import Evaluator
 
 log = logging.getLogger(__name__)
-PRECISIONS = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
 CROSS_ATTENTION_ONLY = {"xattn-A8": 8, "xattn-A4": 4}  # ablation rows: see quantize_cross_attention
-ALL_PRECISIONS = (*PRECISIONS, *CROSS_ATTENTION_ONLY)
-MB = 1024 * 1024
+ALL_PRECISIONS = (*QUANTIZED_PRECISIONS, *CROSS_ATTENTION_ONLY)
 ADAROUND = "linear+adaround"
 FLOAT_KV = "linear+float-kv"
 QUANTIZER_ROWS = {  # a row's quantizer label -> the TAQConfig fields it sets
@@ -318,7 +318,7 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
 
 def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
                   sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
-                  float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(PRECISIONS),
+                  float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(QUANTIZED_PRECISIONS),
                   seed: int = 11, recipe: dict | None = None) -> TaqReport:
     """``recipe``: ``TAQConfig`` fields every quantized row shares (smoothing, first_last_8bit); default the config's."""
     recipe = recipe or {}
@@ -341,7 +341,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         for precision in {"W4A8", "W4A4"} & set(precisions):
             results[(precision, "taq", ADAROUND)] = ConfigResult(precision, "taq", ADAROUND, 0)
     if float_kv:  # protected rows through float K/V weights: for the separations that protect something
-        for precision in set(PRECISIONS) & set(precisions):
+        for precision in set(QUANTIZED_PRECISIONS) & set(precisions):
             for mode in ("bos", "taq"):
                 results[(precision, mode, FLOAT_KV)] = ConfigResult(precision, mode, FLOAT_KV, 0)
     real_subjects, tokens = [], []
@@ -394,7 +394,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
                 config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
                 quantized = quantize_cross_attention(copy.deepcopy(source_unet), config, observers[calibration])
             else:
-                wbits, abits = PRECISIONS[precision]
+                wbits, abits = QUANTIZED_PRECISIONS[precision]
                 config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
                 quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
             result.weight_bytes = weight_bytes(quantized.unet)
@@ -417,7 +417,7 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
 
 def _headroom_configs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], TAQConfig]:
     """The activation precisions and quantizers the bench's rows use, for each separation that protects something."""
-    bits = {PRECISIONS[p][1] if p in PRECISIONS else CROSS_ATTENTION_ONLY[p] for p in precisions}
+    bits = {QUANTIZED_PRECISIONS[p][1] if p in QUANTIZED_PRECISIONS else CROSS_ATTENTION_ONLY[p] for p in precisions}
     return {(abits, quantizer, mode): TAQConfig(abits=abits, quantizer=quantizer, mode=mode)
             for abits in bits for quantizer in quantizers for mode in MODES if mode != "plain"}
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from personalq.eval.intervals import mean_interval
 from personalq.rating.votes import Vote
+from personalq.stats import mean_interval
 
 FOCUS = "checkin"
 

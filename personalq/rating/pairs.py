@@ -20,10 +20,10 @@ from pathlib import Path
 
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.rewrite import rewrite_prompt
-from personalq.eval.selection_methods import MethodUnavailable, make_method
 from personalq.rating.items import RatingItem
 from personalq.rating.judge import REFERENCE_DATE
 from personalq.rating.secret import home_secret
+from personalq.rating.selection_methods import MethodUnavailable, make_method
 from personalq.repository.service import Repository
 from personalq.serving.generation import GenerationParams
 

@@ -16,8 +16,9 @@ from typing import Iterator
 import torch
 from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 
+from personalq.bundled import base_dir
 from personalq.repository.card import StoredCheckpoint
-from personalq.zoo.models import materialize_text_encoder
+from personalq.serving.packaged import materialize
 
 log = logging.getLogger(__name__)
 
@@ -27,14 +28,14 @@ class CheckpointLoadError(RuntimeError):
 
 
 def load_base(path: Path, device: str = "cpu") -> DiffusionPipeline:
-    """A base pipeline folder (as written by ``save_pretrained``); fetches the packaged text encoder if needed.
+    """A base pipeline folder (as written by ``save_pretrained``), with the files it takes from installed
+    packages copied in first (see :mod:`personalq.serving.packaged`).
 
     The class comes from the folder's model index (SD 1.5 layout for the demo, SDXL works the same way).
     """
     path = Path(path)
+    materialize(path)
     index = json.loads((path / "model_index.json").read_text()) if (path / "model_index.json").exists() else {}
-    if index.get("text_encoder", [None, None])[1] == "BertModel":  # the demo base: its encoder ships in a package
-        materialize_text_encoder(path)
     pipe = DiffusionPipeline.from_pretrained(path, dtype=torch.float32, **_no_safety_checker(index))
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
@@ -46,9 +47,11 @@ def _no_safety_checker(index: dict) -> dict:
     return {"safety_checker": None, "feature_extractor": None, "requires_safety_checker": False}
 
 
-def resolve_base(settings, checkpoint: StoredCheckpoint) -> str:
-    """The card's ``base_model`` as mapped in settings (a local folder or a Hub id); the bundled demo base otherwise."""
-    return settings.base_models.get(checkpoint.base_model or "", str(settings.assets_dir / "zoo" / "base"))
+def resolve_base(settings, checkpoint: StoredCheckpoint | None = None) -> str:
+    """The card's ``base_model`` as mapped in settings (a local folder or a Hub id); the bundled demo base otherwise,
+    and for no card at all."""
+    name = checkpoint.base_model if checkpoint is not None else None
+    return settings.base_models.get(name or "", str(base_dir(settings)))
 
 
 def adapter_name(checkpoint_id: str) -> str:

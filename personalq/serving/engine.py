@@ -132,8 +132,9 @@ class Engine:
                                       f"the LoRA adapter {checkpoint.id}")
 
     def unet_bytes_at(self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False) -> int:
-        """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized)."""
-        base = base or str(self.settings.assets_dir / "zoo" / "base")
+        """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized); by default
+        the base of cards that name none."""
+        base = base or resolve_base(self.settings)
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
             self.pipeline(base)

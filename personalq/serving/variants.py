@@ -31,7 +31,9 @@ from personalq.taq.quantize import QuantizedUNet, TAQConfig, quantize_unet
 
 log = logging.getLogger(__name__)
 
-PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, "W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
+# (weight bits, activation bits); the TAQ bench measures the same rows the app offers
+QUANTIZED_PRECISIONS: dict[str, tuple[int, int]] = {"W8A8": (8, 8), "W4A8": (4, 8), "W8A4": (8, 4), "W4A4": (4, 4)}
+PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, **QUANTIZED_PRECISIONS}  # the app's precision menu
 
 
 def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear", float_kv: bool = False) -> TAQConfig | None:

@@ -71,11 +71,13 @@ def served_paths(settings: Settings) -> tuple[list[str], list[str]]:
     return [str(p.resolve()) for p in allowed], [str(p.resolve()) for p in blocked]
 
 
-def launch(runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, **options) -> gr.Blocks:
-    """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests):
-    the write policy for ``host``, Gradio sign-in, the queue's bound, the upload limit, the folders it serves."""
+def launch(runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, engine: Engine | None = None,
+           **options) -> gr.Blocks:
+    """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests,
+    the serving bench): the write policy for ``host``, Gradio sign-in, the queue's concurrency and bound, the
+    upload limit, the folders it serves. ``engine``: one the caller already warmed (the bench's)."""
     settings = runtime.settings
-    app = build_app(runtime, public=not is_loopback(host))
+    app = build_app(runtime, engine, public=not is_loopback(host))
     allowed, blocked = served_paths(settings)
     auth = [(user, secret_value(password)) for user, password in settings.auth.items()] or None
     prune_periodically(settings, runtime.repository)

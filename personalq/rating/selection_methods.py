@@ -1,20 +1,26 @@
-"""Selection methods compared under one harness: Check-in and the baselines the paper reports."""
+"""Selection methods compared under one harness: Check-in and the baselines the paper reports.
+
+The rater tab shows Check-in's pick beside a baseline's, so the baselines are part of the app, not only of the
+Check-in bench (which imports them from here). Each method answers a request with the same contract as
+``CheckIn.ask`` (status, checkpoint, prompt), so the bench scores and the rater tab shows them alike.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from sqlalchemy import select
 
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.intent import parse_intent, prompt_text
-from personalq.checkin.retrieval import _subject_ids
+from personalq.checkin.lexicon import SUBJECT_SYNONYMS
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.repository.embedding import embed
+from personalq.repository.orm import Checkpoint, CheckpointTerm
 from personalq.repository.service import Repository
 
 
@@ -78,6 +84,24 @@ class DenseMethod:
         return _selected(self.repository, instance, self.ids[int(np.argmax(scores))])
 
 
+def _subject_ids(repository: Repository, subjects: list[str], limit: int) -> list[str]:
+    """Checkpoints whose subjects or tags name one of ``subjects`` (or a synonym), newest first: the random
+    baseline's pool, so that it guesses within the request's category rather than across the whole repository."""
+    words = {w for s in subjects for w in (s, *SUBJECT_SYNONYMS.get(s, ()))}
+    if not words:
+        return []
+    with repository.sessions() as session:
+        query = (
+            select(CheckpointTerm.checkpoint_id)
+            .join(Checkpoint, Checkpoint.id == CheckpointTerm.checkpoint_id)
+            .where(CheckpointTerm.field.in_(("subject", "tag")), CheckpointTerm.value.in_(sorted(words)))
+            .order_by(Checkpoint.created_at.desc())
+            .distinct()
+            .limit(limit)
+        )
+        return list(session.scalars(query))
+
+
 class RandomMethod:
     """A random checkpoint of the request's category (all checkpoints when no category is recognised)."""
 
@@ -95,17 +119,17 @@ class RandomMethod:
 
 
 class RerankerMethod:
-    """Dense top-30 reranked by a sentence-transformers CrossEncoder found on local disk."""
+    """Dense top-30 reranked by a sentence-transformers CrossEncoder found on local disk (``reranker_model``)."""
 
     name = "reranker"
 
-    def __init__(self, repository: Repository, model_path: str | None = None):
-        path = model_path or os.environ.get("PERSONALQ_RERANKER_MODEL")
+    def __init__(self, repository: Repository, model_path: str | Path | None = None):
+        path = model_path or repository.settings.reranker_model
         if not path or not Path(path).exists():
             raise MethodUnavailable("no cross-encoder model on local disk (set PERSONALQ_RERANKER_MODEL to a folder); not faked")
         from sentence_transformers import CrossEncoder
 
-        self.model = CrossEncoder(path, device="cpu")
+        self.model = CrossEncoder(str(path), device="cpu")
         self.repository = repository
 
     def predict(self, instance: dict) -> dict:
