@@ -114,20 +114,23 @@ def test_missing_path_and_missing_weights(repository, tmp_path):
     assert "does not exist" in _error_for(report, "does-not-exist")
 
 
-def test_indexing_failure_rolls_back_the_whole_import(repository, tmp_path, monkeypatch):
+def test_indexing_failure_keeps_the_rows_and_the_next_sync_patches_the_index(repository, tmp_path, monkeypatch):
+    """SQLite decides: rows committed before Chroma failed stay, and the fingerprints show what to index."""
     write_card(tmp_path / "first", "kept")
     repository.import_paths([tmp_path / "first"])
-    write_card(tmp_path / "second", "lost-1")
-    write_card(tmp_path / "second", "lost-2")
+    write_card(tmp_path / "second", "late-1")
+    write_card(tmp_path / "second", "late-2")
 
-    def broken_upsert(docs, batch=512):
+    def broken_upsert(docs, vectors=None, batch=512):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(repository.dense, "upsert", broken_upsert)
-    with pytest.raises(RuntimeError):
-        repository.import_paths([tmp_path / "second"])
+    report = repository.import_paths([tmp_path / "second"])
     monkeypatch.undo()
-    assert _state(repository) == (1, ["kept"])
+    assert report.count("imported") == 2
+    assert _state(repository) == (3, ["kept"])
+    assert repository.sync_index().added == 2
+    assert _state(repository) == (3, ["kept", "late-1", "late-2"])
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")

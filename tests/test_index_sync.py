@@ -31,9 +31,7 @@ def test_corrupt_index_folder_is_rebuilt(settings, repository, tmp_path):
     shutil.rmtree(settings.chroma_dir)
     settings.chroma_dir.mkdir()
     (settings.chroma_dir / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    SharedSystemClient.clear_system_cache()  # what a restart does: no client of the old folder in memory
+    repository.dense.close()  # what a restart does: no client of the old folder open
     fresh = Repository(settings)
     report = fresh.sync_index()
     assert report.added == 3

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from personalq.access import TooManyAttempts
 from personalq.checkin.agent import CheckIn
 from personalq.rating.analysis import bradley_terry, fleiss_kappa, results_table, win_rates
 from personalq.rating.items import RatingItem, all_items
@@ -101,6 +102,17 @@ def test_sides_are_randomized_per_rater_and_only_the_admin_sees_results(small_re
     service.vote(alice, pair.ticket, "tie")
     assert service.next_pair(alice).item.id != pair.item.id and service.progress(alice) == (1, len(maker.askable(items)))
     assert "win rate" in service.results(admin)
+
+
+def test_a_client_guessing_rater_tokens_is_stopped_and_others_are_not(small_repository, settings):
+    settings.rater_tokens = {"tok-a": "alice"}
+    service = RatingService(settings, PairMaker(small_repository, CheckIn(small_repository)), VoteStore(small_repository), [])
+    for guess in range(5):
+        with pytest.raises(SignInError):
+            service.sign_in(f"guess-{guess}", "203.0.113.9")
+    with pytest.raises(TooManyAttempts, match="Try again in"):
+        service.sign_in("tok-a", "203.0.113.9")  # even the right token waits out the window
+    assert service.sign_in("tok-a", "198.51.100.4") == Rater("alice")
 
 
 def test_the_llm_judge_asks_both_orders_and_counts_only_consistent_verdicts(small_repository):

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from personalq.access import token_matches
+from personalq.access import AttemptLimiter, token_matches
 from personalq.config import Settings
 from personalq.rating.analysis import results_table
 from personalq.rating.items import RatingItem, all_items
@@ -46,15 +46,21 @@ class RatingService:
         self._askable: list[RatingItem] | None = None
         self._open: OrderedDict[str, tuple[str, Pair]] = OrderedDict()
         self._lock = threading.Lock()
+        self.limiter = AttemptLimiter()
 
-    def sign_in(self, token: str) -> Rater:
+    def sign_in(self, token: str, client: str = "local") -> Rater:
+        """The rater a token names. Every token is compared in constant time, and ``client`` (the visitor's
+        address) may guess wrong only a few times before :class:`~personalq.access.TooManyAttempts`."""
+        if not self.settings.rater_tokens and not self.settings.admin_token:
+            raise SignInError("no raters are configured: set PERSONALQ_RATER_TOKENS and PERSONALQ_ADMIN_TOKEN")
+        self.limiter.check(client)
         token = (token or "").strip()
         if token_matches(token, self.settings.admin_token):  # the setting is a SecretStr: ``==`` never matches it
             return Rater("admin", admin=True)
-        if token in self.settings.rater_tokens:
-            return Rater(self.settings.rater_tokens[token])
-        if not self.settings.rater_tokens and not self.settings.admin_token:
-            raise SignInError("no raters are configured: set PERSONALQ_RATER_TOKENS and PERSONALQ_ADMIN_TOKEN")
+        names = [name for known, name in self.settings.rater_tokens.items() if token_matches(token, known)]
+        if names:
+            return Rater(names[0])
+        self.limiter.failed(client)
         raise SignInError("unknown token")
 
     def askable(self) -> list[RatingItem]:

@@ -1,8 +1,14 @@
-"""Search indexes over card text: a persistent Chroma collection (dense) and an in-memory BM25 (sparse).
+"""Search indexes over card text: a Chroma collection (dense) and an in-memory BM25 (sparse).
 
 SQLite is the source of truth. Each Chroma entry carries a fingerprint of the card's content and of the text
 embedded for it, so :meth:`DenseIndex.sync` can tell exactly which entries are missing, stale or orphaned and
 patch only those — or rebuild from nothing when the index folder was deleted or cannot be opened.
+
+Chroma runs in one of two modes. Embedded (the default), the collection lives in a folder of the home and
+each process keeps its own copy of the vector index in memory: a process that sees the repository's revision
+change (another process imported) reopens the folder to see the new vectors, and the folder is only ever
+thrown away by a process that holds it alone. As a client of a ``chroma run`` server (``chroma_url``), every
+process shares the server's one index, which is the supported way to write from several processes at once.
 """
 
 from __future__ import annotations
@@ -11,18 +17,31 @@ import hashlib
 import logging
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable, Iterator, Mapping
+from urllib.parse import urlsplit
 
 import bm25s
 import numpy as np
 
 from personalq.repository.embedding import EMBEDDING_MODEL, embed, embed_query
+from personalq.repository.errors import RepositoryUnavailable
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, so an unusable index folder is never deleted automatically
+    fcntl = None
 
 log = logging.getLogger(__name__)
 COLLECTION = "checkpoints"
 STORE_FILE = "chroma.sqlite3"  # Chroma's own metadata store inside the index folder
+
+
+class IndexUnavailable(RepositoryUnavailable):
+    """The dense index cannot be opened and must not be rebuilt from here (another process uses the folder,
+    or the Chroma server is down); SQLite is untouched."""
 
 
 def _forget_cached_client(path: Path) -> None:
@@ -74,23 +93,94 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed or self.rebuilt)
 
 
-class DenseIndex:
-    """Chroma collection of card embeddings, cosine space, metadata ``{"hash": IndexedDoc.fingerprint}``."""
+class FolderLock:
+    """Which processes use an embedded index folder: each holds a shared ``flock`` on ``<folder>.lock`` while
+    its client is open, and the folder is deleted only under the exclusive lock, so an error in one process
+    (a half-written file it read, a timeout) never destroys the index another process is serving from.
 
-    def __init__(self, path: Path, encode_query: Callable[[str], np.ndarray] = embed_query):
+    ``fcntl.flock`` rather than ``filelock.ReadWriteLock``: the latter pins a hold to the thread that took it,
+    and the web app opens the index in one worker thread and may rebuild it in another.
+    """
+
+    def __init__(self, folder: Path):
+        self.path = folder.with_name(folder.name + ".lock")
+        self._file: IO[bytes] | None = None
+
+    def share(self) -> None:
+        if fcntl is None or self._file is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "ab")
+        fcntl.flock(self._file, fcntl.LOCK_SH)
+
+    def release(self) -> None:
+        if self._file is not None:
+            self._file.close()  # closing the descriptor drops its lock
+            self._file = None
+
+    @contextmanager
+    def alone(self) -> Iterator[bool]:
+        """Yields whether this process is the folder's only user (then it holds the folder exclusively)."""
+        if fcntl is None:
+            yield False
+            return
+        self.release()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as exclusive:
+            try:
+                fcntl.flock(exclusive, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+            else:
+                yield True
+        self.share()
+
+
+def _chroma_settings():
+    from chromadb.config import Settings as ChromaSettings
+
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+
+
+class DenseIndex:
+    """Chroma collection of card embeddings, cosine space, metadata ``{"hash": IndexedDoc.fingerprint}``.
+
+    Args:
+        path: the embedded index folder (unused with ``url``).
+        encode_query: turns a request into its query vector.
+        url: a Chroma server (``http://host:8000``); ``None`` keeps the index embedded in ``path``.
+        collection_name: the collection to use, so several repositories can share one server.
+    """
+
+    def __init__(self, path: Path, encode_query: Callable[[str], np.ndarray] = embed_query, url: str | None = None,
+                 collection_name: str = COLLECTION):
         self.path = Path(path)
         self.encode_query = encode_query
+        self.url = url
+        self.collection_name = collection_name
+        self.lock = FolderLock(self.path)
         self._collection = None
+        self._revision: int | None = None  # the repository revision the open client has seen
 
-    def _open(self):
+    @property
+    def where(self) -> str:
+        return f"the Chroma server at {self.url}" if self.url else f"the index folder {self.path}"
+
+    def _client(self):
         import chromadb
-        from chromadb.config import Settings as ChromaSettings
 
+        if self.url:
+            parts = urlsplit(self.url)
+            return chromadb.HttpClient(host=parts.hostname or "localhost", port=parts.port or 8000,
+                                       ssl=parts.scheme == "https", settings=_chroma_settings())
         if not (self.path / STORE_FILE).exists():
             _forget_cached_client(self.path)
-        client = chromadb.PersistentClient(path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True))
-        collection = client.get_or_create_collection(
-            COLLECTION,
+        self.lock.share()
+        return chromadb.PersistentClient(path=str(self.path), settings=_chroma_settings())
+
+    def _open(self):
+        collection = self._client().get_or_create_collection(
+            self.collection_name,
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}},
             metadata={"embedding_model": EMBEDDING_MODEL},
@@ -108,24 +198,58 @@ class DenseIndex:
         return self._collection
 
     def reset(self, reason: Exception) -> None:
-        """Throw the index folder away and start an empty one (SQLite can always refill it)."""
-        log.warning("Chroma index at %s is unusable (%s); rebuilding it from the database", self.path, reason)
-        _forget_cached_client(self.path)
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Throw the index folder away and start an empty one (SQLite can always refill it) — only when no
+        other process has it open; a server's index is never thrown away from here."""
+        if self.url:
+            raise IndexUnavailable(f"{self.where} cannot be used ({reason}); is `chroma run` up?") from reason
+        with self.lock.alone() as alone:
+            if not alone:
+                raise IndexUnavailable(
+                    f"{self.where} cannot be opened ({reason}) and another PersonalQ process has it open, so it was "
+                    "left as it is; stop the other process and run `personalq repo reindex`, or share the index "
+                    "through a Chroma server (PERSONALQ_CHROMA_URL)") from reason
+            log.warning("Chroma index at %s is unusable (%s); rebuilding it from the database", self.path, reason)
+            _forget_cached_client(self.path)
+            shutil.rmtree(self.path, ignore_errors=True)
         self._collection = self._open()
+
+    def close(self) -> None:
+        """Let go of the index: the client's cached system is stopped and the folder's shared lock released."""
+        if not self.url:
+            _forget_cached_client(self.path)
+            self.lock.release()
+        self._collection = None
+
+    def follow(self, revision: int) -> None:
+        """Called with the repository's card revision before each use: when another process changed the cards
+        since this client opened, an embedded client reopens the folder to load the vectors it wrote."""
+        if self._revision is not None and revision != self._revision and self._collection is not None and not self.url:
+            log.info("the repository changed in another process; reopening %s", self.where)
+            _forget_cached_client(self.path)
+            self._collection = None
+        self._revision = revision
 
     def fingerprints(self) -> dict[str, str]:
         got = self.collection.get(include=["metadatas"])
         return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"])}
 
-    def upsert(self, docs: list[IndexedDoc], batch: int = 512) -> None:
-        vectors = embed([d.embed_text for d in docs])  # all at once: versions sharing a text are embedded once
+    @staticmethod
+    def embed(docs: list[IndexedDoc]) -> dict[str, np.ndarray]:
+        """The vectors for the docs' texts, keyed by text: computed before a write so no lock is held meanwhile."""
+        texts = list(dict.fromkeys(d.embed_text for d in docs))
+        return dict(zip(texts, embed(texts)))
+
+    def upsert(self, docs: list[IndexedDoc], vectors: Mapping[str, np.ndarray] | None = None, batch: int = 512) -> None:
+        """Write ``docs``; texts missing from ``vectors`` are embedded here (all at once: versions sharing a
+        text are embedded once)."""
+        vectors = dict(vectors or {})
+        vectors.update(self.embed([d for d in docs if d.embed_text not in vectors]))
         for start in range(0, len(docs), batch):
             chunk = docs[start : start + batch]
             # no documents: BM25 keeps the text, and Chroma would spend a third of the write indexing it again
             self.collection.upsert(
                 ids=[d.id for d in chunk],
-                embeddings=vectors[start : start + batch],
+                embeddings=np.stack([vectors[d.embed_text] for d in chunk]),
                 metadatas=[{"hash": d.fingerprint} for d in chunk],
             )
 
@@ -135,10 +259,13 @@ class DenseIndex:
 
     def sync(self, docs: list[IndexedDoc]) -> SyncReport:
         started = time.perf_counter()
-        if self._collection is not None and not (self.path / STORE_FILE).exists():  # deleted under this client
+        deleted_under_us = not self.url and self._collection is not None and not (self.path / STORE_FILE).exists()
+        if deleted_under_us:
             self.reset(FileNotFoundError(self.path / STORE_FILE))
         try:
             existing = self.fingerprints()
+        except IndexUnavailable:
+            raise
         except Exception as exc:  # files deleted or damaged under a running client
             self.reset(exc)
             existing = {}

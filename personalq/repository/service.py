@@ -1,8 +1,10 @@
 """The Repository API: import, list, show, remove, reindex and search checkpoints.
 
-One import is one database transaction. Records are checked and written entry by entry inside savepoints,
-so one bad file is reported and skipped while the rest land; the dense index is updated before the commit
-and resynchronised from SQLite if anything fails, so neither store keeps half an import.
+One import is one short database transaction. Files are parsed, hashed and embedded before it starts, so
+the write lock that other processes (the web app's votes and chat sessions) wait on is held only while rows
+are written. Records are checked and written entry by entry inside savepoints, so one bad file is reported
+and skipped while the rest land. The dense index follows the commit; should it fail, or the process die in
+between, the next start (or ``personalq repo reindex``) finds the missing entries by their fingerprints.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ from personalq.repository.versions import slugify
 
 log = logging.getLogger(__name__)
 Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
+
+
+# What writing one record can raise besides ImportProblem: the database refusing it, or a value it cannot store
+# (a date out of range, a field of the wrong type). The batch pass redoes the import entry by entry on these.
+RECORD_FAILURES = (IntegrityError, ValueError, TypeError, ArithmeticError)
 
 
 class CheckpointNotFound(KeyError):
@@ -185,7 +192,8 @@ class Repository:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.engine, self.sessions = open_database(settings.resolved_database_url)
-        self.dense = DenseIndex(settings.chroma_dir, QueryEncoder(settings.model_cache))
+        self.dense = DenseIndex(settings.chroma_dir, QueryEncoder(settings.model_cache), url=settings.chroma_url,
+                                collection_name=settings.chroma_collection)
         self._sparse: tuple[int, SparseIndex] | None = None
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -251,7 +259,8 @@ class Repository:
             self._sparse = (cards, SparseIndex(self.documents()))
         return self._sparse[1]
 
-    def search_dense(self, text: str, k: int = 10) -> list[tuple[str, float]]:
+    def search_dense(self, text: str, k: int = 10, cards_revision: int | None = None) -> list[tuple[str, float]]:
+        self.dense.follow(self.revision().cards if cards_revision is None else cards_revision)
         return self.dense.query(text, k)
 
     def search_sparse(self, text: str, k: int = 10, cards_revision: int | None = None) -> list[tuple[str, float]]:
@@ -259,6 +268,7 @@ class Repository:
 
     def sync_index(self, rebuild: bool = False) -> SyncReport:
         """Make Chroma agree with SQLite; with ``rebuild`` start from an empty collection."""
+        self.dense.follow(self.revision().cards)
         if rebuild:
             existing = list(self.dense.fingerprints())
             self.dense.delete(existing)
@@ -276,7 +286,8 @@ class Repository:
             row.last_used_at = when or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
     def remove(self, checkpoint_id: str) -> StoredCheckpoint:
-        with self.sessions() as session, session.begin():
+        with self.sessions.begin() as session:
+            before = read_revision(session).cards
             row = session.get(Checkpoint, checkpoint_id)
             if row is None:
                 raise CheckpointNotFound(checkpoint_id)
@@ -286,8 +297,23 @@ class Repository:
             session.flush()
             if not session.scalar(select(func.count()).select_from(Checkpoint).where(Checkpoint.family_id == family_id)):
                 session.execute(Family.__table__.delete().where(Family.id == family_id))
-            self.dense.delete([checkpoint_id])
+            after = read_revision(session).cards
+        self._follow_own_write(before, after, lambda: self.dense.delete([checkpoint_id]))
         return stored
+
+    def _follow_own_write(self, before: int, after: int, update_index: Callable[[], None]) -> None:
+        """Bring the dense index after a committed write. Should that fail, the rows stay (SQLite decides) and a
+        sync from SQLite is tried; if even that fails, the next start or ``repo reindex`` patches the index."""
+        self.dense.follow(before)  # a change by another process before ours is loaded first
+        try:
+            update_index()
+        except Exception:
+            log.exception("updating the dense index failed; resynchronising it from the database")
+            try:
+                self.dense.sync(self.documents())
+            except Exception:
+                log.exception("the dense index is behind the database until the next start or `personalq repo reindex`")
+        self.dense.follow(after)
 
     def import_paths(
         self,
@@ -315,24 +341,41 @@ class Repository:
                 continue
             staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
         if staged:
-            self._write(staged, replace, report)
+            vectors = self._embed_new(staged)
+            self._write(staged, replace, report, vectors)
         report.seconds = time.perf_counter() - started
         return report
 
-    def _write(self, staged, replace: bool, report: ImportReport) -> None:
+    def _embed_new(self, staged) -> dict:
+        """Embed, before any lock is taken, the records whose content the repository does not hold yet (the
+        expensive part of an import); a record whose id changes while writing is embedded after the commit."""
+        hashes = sorted({_content_hash(record.card, digest) for _, record, digest in staged})
+        with self.sessions() as session:
+            stored = {h for start in range(0, len(hashes), 500)
+                      for h in session.scalars(select(Checkpoint.content_hash).where(Checkpoint.content_hash.in_(hashes[start : start + 500])))}
+        new = [record.card for _, record, digest in staged if _content_hash(record.card, digest) not in stored]
+        return self.dense.embed([IndexedDoc(card.id, "", "", card.identity_text()) for card in new])
+
+    def _write(self, staged, replace: bool, report: ImportReport, vectors: dict) -> None:
         """Fast path: everything decided in memory and flushed once (batched INSERTs). Should the database
         still refuse something, redo the import entry by entry inside savepoints to pin the failure down."""
         try:
-            report.outcomes.extend(self._write_batch(staged, replace, isolate=False))
-        except IntegrityError:
-            log.info("a record was refused by the database; importing entry by entry to find it")
-            report.outcomes.extend(self._write_batch(staged, replace, isolate=True))
+            outcomes, written, revisions = self._write_batch(staged, replace, isolate=False)
+        except RECORD_FAILURES:
+            log.info("a record could not be stored; importing entry by entry to find it", exc_info=True)
+            outcomes, written, revisions = self._write_batch(staged, replace, isolate=True)
+        report.outcomes.extend(outcomes)
+        if written:
+            self._follow_own_write(*revisions, lambda: self.dense.upsert(written, vectors))
 
-    def _write_batch(self, staged, replace: bool, isolate: bool) -> list[ImportOutcome]:
+    def _write_batch(self, staged, replace: bool, isolate: bool):
+        """One write transaction; returns the outcomes, the documents to index and the card revision before
+        and after it."""
         written: list[IndexedDoc] = []
         outcomes: list[ImportOutcome] = []
-        with self.sessions() as session:
-            with session.begin(), session.no_autoflush:
+        with self.sessions.begin() as session:
+            with session.no_autoflush:
+                before = read_revision(session).cards
                 known = _Known.load(session, staged)
                 for entry, record, digest in staged:
                     try:
@@ -345,22 +388,19 @@ class Repository:
                             outcome, doc = self._write_one(session, known, record, digest, replace)
                     except ImportProblem as exc:
                         outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, str(exc)), None
-                    except IntegrityError as exc:
-                        outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, f"database refused the record: {exc.orig}"), None
+                    except RECORD_FAILURES as exc:
+                        if not isolate:  # the session may hold half of this record: redo the batch entry by entry
+                            raise
+                        reason = f"database refused the record: {exc.orig}" if isinstance(exc, IntegrityError) else f"cannot store the record: {exc}"
+                        outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, reason), None
                     outcome.path = str(entry.path)
                     outcomes.append(outcome)
                     if doc is not None:
                         written.append(doc)
                 session.flush()
                 known.write_terms(session)
-                try:
-                    self.dense.upsert(written)
-                except Exception:
-                    log.exception("indexing failed; rolling the import back")
-                    session.rollback()
-                    self.dense.sync(self.documents())
-                    raise
-        return outcomes
+                after = read_revision(session).cards
+        return outcomes, written, (before, after)
 
     def _write_one(self, session: Session, known: "_Known", record: ImportedCheckpoint, digest: str | None,
                    replace: bool) -> tuple[ImportOutcome, IndexedDoc | None]:

@@ -15,6 +15,7 @@ import gradio as gr
 from personalq.access import WriteAccess
 from personalq.checkin.agent import InvalidRequest
 from personalq.conversation import ChatState, Conversation, Turn
+from personalq.repository.errors import RepositoryUnavailable
 from personalq.serving.cache import MB, BudgetError
 from personalq.serving.checkpoints import CheckpointLoadError
 from personalq.serving.engine import Engine
@@ -22,7 +23,7 @@ from personalq.serving.generation import GenerationParams
 from personalq.serving.variants import PRECISIONS, precision_config
 from personalq.serving.zerogpu import on_gpu
 from personalq.ui.media import published_preview
-from personalq.ui.repository_tab import username_of
+from personalq.ui.visitor import username_of
 
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
 
@@ -68,6 +69,9 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
             turn = conversation.reply(message, state)
         except InvalidRequest as error:
             yield history + [_assistant(f"I cannot use that request: {error}")], state, gr.skip(), gr.skip(), ""
+            return
+        except RepositoryUnavailable as error:
+            yield history + [_assistant(f"Please try again in a moment: {error}")], state, gr.skip(), gr.skip(), ""
             return
         history.append(_assistant(turn.text, turn.options))
         preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None

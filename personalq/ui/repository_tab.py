@@ -10,7 +10,9 @@ import gradio as gr
 from personalq.access import TooManyAttempts, WriteAccess, WriteRefused
 from personalq.config import Settings
 from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository, StoredCheckpoint
+from personalq.repository.errors import RepositoryUnavailable
 from personalq.ui.media import published_preview, store_uploads
+from personalq.ui.visitor import client_of, username_of
 
 COLUMNS = ["id", "name", "family", "version", "kind", "styles", "created", "trigger"]
 
@@ -25,14 +27,6 @@ def _rows(checkpoints: list[StoredCheckpoint]) -> list[list[str]]:
 def _gallery(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[tuple[str, str]]:
     shown = ((published_preview(c.preview_path, previews_dir), c) for c in checkpoints)
     return [(path, f"{c.name} ({c.canonical_trigger or 'no trigger'})") for path, c in shown if path]
-
-
-def client_of(request: gr.Request | None) -> str:
-    return getattr(getattr(request, "client", None), "host", None) or "unknown"
-
-
-def username_of(request: gr.Request | None) -> str | None:
-    return getattr(request, "username", None)
 
 
 def build_admin_sign_in(access: WriteAccess, admin: gr.State) -> None:
@@ -63,7 +57,7 @@ def build_repository_tab(repository: Repository, settings: Settings, access: Wri
         try:
             access.require(is_admin, username_of(request))
             message = action(*args)
-        except WriteRefused as exc:
+        except (WriteRefused, RepositoryUnavailable) as exc:
             message = str(exc)
         return message, *browse("", "", "")[:2]
 
