@@ -229,6 +229,10 @@ class DenseIndex:
             self._collection = None
         self._revision = revision
 
+    def seen(self, revision: int) -> None:
+        """Record that this client already holds the index as of ``revision`` (after writing it itself)."""
+        self._revision = revision
+
     def fingerprints(self) -> dict[str, str]:
         got = self.collection.get(include=["metadatas"])
         return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"])}
