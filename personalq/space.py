@@ -3,13 +3,16 @@
 The Space gets the package, the bundled demo zoo, ``pyproject.toml``, the Space's own ``app.py`` (public mode,
 home on persistent storage) and its ``README.md`` whose front matter configures the Space, and
 ``requirements.txt`` that installs the CPU build of torch and then the package. Nothing else of the checkout
-(tests, benchmarks, databases, virtual environments) goes in.
+(tests, benchmarks, databases, virtual environments) goes in, and nothing git ignores inside those trees either:
+files made on this machine (the demo base's text encoder, copied in from an installed package at first start)
+are made again on the Space.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,32 @@ class SpaceFolder:
     bytes: int
 
 
+def _files_git_keeps(checkout: Path) -> set[Path] | None:
+    """Every file of the checkout that git does not ignore (tracked or new); None outside a git checkout."""
+    if not (checkout / ".git").exists():
+        return None
+    listed = subprocess.run(["git", "-C", str(checkout), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                            capture_output=True, check=True).stdout.decode()
+    return {(checkout / name).resolve() for name in listed.split("\0") if name}
+
+
+def _ignoring(checkout: Path, kept: set[Path] | None):
+    """A ``copytree`` ignore: caches and hidden files always; in a git checkout, also whatever git ignores."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set(_IGNORED(folder, names))
+        if kept is not None:
+            for name in names:
+                path = (Path(folder) / name).resolve()
+                if path.is_file() and path not in kept:
+                    skipped.add(name)
+                elif path.is_dir() and not any(k.is_relative_to(path) for k in kept):
+                    skipped.add(name)
+        return skipped
+
+    return ignore
+
+
 def build_space(out: Path, checkout: Path) -> SpaceFolder:
     """Copy what the Space needs from ``checkout`` (a source checkout of PersonalQ) into the new folder ``out``."""
     missing = [source for source in [*SPACE_FILES.values(), *SPACE_TREES] if not (checkout / source).exists()]
@@ -42,8 +71,9 @@ def build_space(out: Path, checkout: Path) -> SpaceFolder:
     out.mkdir(parents=True, exist_ok=True)
     for target, source in SPACE_FILES.items():
         shutil.copyfile(checkout / source, out / target)
+    tracked = _files_git_keeps(checkout)
     for tree in SPACE_TREES:
-        shutil.copytree(checkout / tree, out / tree, ignore=_IGNORED, symlinks=False)
+        shutil.copytree(checkout / tree, out / tree, ignore=_ignoring(checkout, tracked), symlinks=False)
     files = [p for p in out.rglob("*") if p.is_file()]
     folder = SpaceFolder(out, len(files), sum(p.stat().st_size for p in files))
     log.info("Space folder %s: %d files, %.0f MB", out, folder.files, folder.bytes / 2**20)

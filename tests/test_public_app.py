@@ -238,6 +238,8 @@ def test_space_build_makes_a_folder_that_starts_the_app_in_public_mode(outside_h
     assert (space / "README.md").read_text().startswith("---\ntitle: PersonalQ")
     assert {"app.py", "requirements.txt", "pyproject.toml", "personalq", "assets"} <= {p.name for p in space.iterdir()}
     assert not list(space.rglob("__pycache__")) and not (space / "tests").exists()
+    # what git ignores is made on the Space, not shipped: the demo base's text encoder comes from a package
+    assert not (space / "assets" / "zoo" / "base" / "text_encoder").exists()
     assert CliRunner().invoke(cli, ["space", "build", str(space)]).exit_code != 0  # never over an existing folder
 
     port = free_port()
