@@ -101,6 +101,10 @@ def test_rewrite_rules():
     assert rewrite_prompt("a house by the sea", style) == "a house by the sea, in ghibli style"
     bare = StoredCheckpoint(id="n", name="No trigger", subjects=["dog"], created_at="2025-01-01")
     assert rewrite_prompt("a dog", bare) == "a dog"  # never invents a trigger
+    # a kohya LoRA's tags make scenery a subject too; only the first subject the prompt names becomes the trigger
+    corgi = StoredCheckpoint(id="c", name="mochi", triggers=["mochicorgi"], subjects=["corgi", "beach", "watercolor"],
+                             created_at="2025-01-01")
+    assert rewrite_prompt("my corgi on a beach", corgi) == "my mochicorgi on a beach"
 
 
 def test_cli_contract(checkin, settings):
