@@ -66,3 +66,52 @@ def test_0005_backfills_the_creator_from_cards_imported_before_it(tmp_path):
         rows = dict(connection.execute(text("SELECT id, creator FROM checkpoints")).all())
     assert rows == {"by-ada": "ada_lovelace", "nobody": None}
     assert [c.id for c in Repository(settings).list(CheckpointFilter(creator="ADA_lovelace"))] == ["by-ada"]
+
+
+def _fresh_python(script: str) -> str:
+    """Run ``script`` in a new interpreter, where only what it imports is loaded; its standard output."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_one_history_matches_every_packages_tables(tmp_path):
+    """Check-in and rating own their tables (declared outside the repository, on its one ``Base``); the one
+    migration history creates exactly the assembled schema, and the Alembic environment sees every table."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from personalq.schema import metadata
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    upgrade(engine)
+    assert {"checkin_sessions", "preference_votes", "checkpoints"} <= set(metadata.tables)
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+    # autogenerate through migrations/env.py in a process that imported nothing else: it raises when the
+    # environment's target metadata misses a table (here every table module is already imported)
+    _fresh_python(
+        "from alembic import command\n"
+        "from personalq.repository.database import alembic_config, make_engine\n"
+        f"engine = make_engine({str(engine.url)!r})\n"
+        "config = alembic_config(engine)\n"
+        "with engine.begin() as connection:\n"
+        "    config.attributes['connection'] = connection\n"
+        "    command.check(config)\n"
+    )
+
+
+def test_the_repository_imports_no_upper_layer():
+    """Upper layers depend on the repository, never the reverse: importing every repository module loads
+    neither Check-in nor rating (their tables register on the shared ``Base`` when they are imported)."""
+    loaded = _fresh_python(
+        "import importlib, pkgutil, sys\n"
+        "import personalq.repository as r\n"
+        "for m in pkgutil.walk_packages(r.__path__, 'personalq.repository.'):\n"
+        "    if '.migrations' not in m.name: importlib.import_module(m.name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('personalq.checkin', 'personalq.rating'))))\n"
+    )
+    assert loaded.strip() == "[]"

@@ -10,9 +10,9 @@ from alembic import command
 from sqlalchemy import delete, text
 from sqlalchemy.exc import DatabaseError
 
+from personalq.rating.tables import PreferenceVote
 from personalq.rating.votes import Vote, VoteStore
 from personalq.repository.database import alembic_config, upgrade
-from personalq.repository.orm import PreferenceVote
 
 
 def cast(store: VoteStore, rater: str = "alice", item: str = "item-1", prompt: str = "a dog on a beach", checkpoint: str = "dog-v1") -> None:

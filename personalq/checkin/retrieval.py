@@ -13,12 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, select
-
 from personalq.checkin.evidence import SelectionIndex
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import Reference
-from personalq.repository.orm import Checkpoint
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
@@ -87,16 +84,10 @@ class CardCache:
 
 def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]:
     """For requests that name only a time ("the one I used yesterday"): checkpoints inside the windows."""
-    column, windows = (Checkpoint.last_used_at, intent.used) if intent.used else (Checkpoint.created_at, intent.created)
+    by, windows = ("used", intent.used) if intent.used else ("created", intent.created)
     if not windows and (intent.used_order or intent.order):
-        column = Checkpoint.last_used_at if intent.used_order else Checkpoint.created_at
-        with repository.sessions() as session:
-            return list(session.scalars(select(Checkpoint.id).where(column.is_not(None)).order_by(column.desc()).limit(limit)))
-    if not windows:
-        return []
-    condition = or_(*[and_(column >= w.start, column < w.end) for w in windows])
-    with repository.sessions() as session:
-        return list(session.scalars(select(Checkpoint.id).where(condition).order_by(column.desc()).limit(limit)))
+        return repository.newest_ids("used" if intent.used_order else "created", limit)
+    return repository.ids_between([(w.start, w.end) for w in windows], by, limit)
 
 
 def among(cache: CardCache, cards: list[StoredCheckpoint], reference: Reference) -> Ranking:

@@ -1,4 +1,9 @@
-"""Check-in sessions in SQLite: what was asked, which candidates remain, which options were offered."""
+"""Check-in sessions in SQLite: what was asked, which candidates remain, which options were offered.
+
+Check-in owns the ``checkin_sessions`` table (:mod:`personalq.checkin.tables`) and its queries, here; it reaches
+the database through the sessionmaker the repository exposes (``Repository.sessions``), whose ``begin()`` is the
+write transaction that takes SQLite's write lock up front.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from pydantic import BaseModel
 from sqlalchemy import delete
 
 from personalq.checkin.clarify import Option
-from personalq.repository.orm import CheckinSession
+from personalq.checkin.tables import CheckinSession
 from personalq.repository.service import Repository
 
 

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-from sqlalchemy import select
 
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.intent import parse_intent, prompt_text
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.repository.embedding import embed
-from personalq.repository.orm import Checkpoint, CheckpointTerm
 from personalq.repository.service import Repository
 
 
@@ -90,16 +88,7 @@ def _subject_ids(repository: Repository, subjects: list[str], limit: int) -> lis
     words = {w for s in subjects for w in (s, *SUBJECT_SYNONYMS.get(s, ()))}
     if not words:
         return []
-    with repository.sessions() as session:
-        query = (
-            select(CheckpointTerm.checkpoint_id)
-            .join(Checkpoint, Checkpoint.id == CheckpointTerm.checkpoint_id)
-            .where(CheckpointTerm.field.in_(("subject", "tag")), CheckpointTerm.value.in_(sorted(words)))
-            .order_by(Checkpoint.created_at.desc())
-            .distinct()
-            .limit(limit)
-        )
-        return list(session.scalars(query))
+    return repository.ids_with_terms(words, ("subject", "tag"), limit)
 
 
 class RandomMethod:

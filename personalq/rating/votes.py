@@ -1,6 +1,8 @@
 """Append-only vote records in SQLite: one per rater and item, never updated or deleted.
 
-The database enforces it (migration 0006 refuses UPDATE and DELETE on ``preference_votes``).
+The database enforces it (migration 0006 refuses UPDATE and DELETE on ``preference_votes``). Rating owns the table
+(:mod:`personalq.rating.tables`) and its queries, here, through the sessionmaker the repository exposes
+(``Repository.sessions``; its ``begin()`` is the write transaction that takes SQLite's write lock up front).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from personalq.repository.orm import PreferenceVote
+from personalq.rating.tables import PreferenceVote
 from personalq.repository.service import Repository
 
 Choice = Literal["left", "right", "tie", "both_bad"]

@@ -1,4 +1,9 @@
-"""SQLAlchemy 2 typed ORM: the repository's system of record.
+"""SQLAlchemy 2 typed ORM: the repository's system of record, and the one declarative ``Base`` of the schema.
+
+This module holds the repository's own tables. The packages above it declare theirs on the same ``Base`` in their
+own modules (``personalq.checkin.tables``, ``personalq.rating.tables``): one metadata and one Alembic history,
+while each package owns its tables and the repository imports none of them. :mod:`personalq.schema` assembles
+the whole metadata.
 
 List-valued card fields (triggers, subjects, styles, tags) live in one ``checkpoint_terms`` table with a
 ``field`` column, so "every checkpoint with style anime" is an indexed join rather than a JSON scan.
@@ -84,35 +89,3 @@ class RepositoryRevision(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     cards: Mapped[int] = mapped_column(Integer, default=0)
     usage: Mapped[int] = mapped_column(Integer, default=0)
-
-
-class CheckinSession(Base):
-    """A Check-in conversation waiting for (or done with) a clarification answer; survives restarts."""
-
-    __tablename__ = "checkin_sessions"
-
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
-    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)
-    query: Mapped[str] = mapped_column(Text)
-    now: Mapped[dt.datetime] = mapped_column(DateTime)
-    status: Mapped[str] = mapped_column(String(16))
-    state_json: Mapped[str] = mapped_column(Text)
-
-
-class PreferenceVote(Base):
-    """One rater's blind judgement of one pair: append-only, one per (rater, item)."""
-
-    __tablename__ = "preference_votes"
-    __table_args__ = (UniqueConstraint("rater", "item_id", name="one_vote_per_item"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    rater: Mapped[str] = mapped_column(String(100), index=True)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime)
-    item_id: Mapped[str] = mapped_column(String(64), index=True)
-    prompt: Mapped[str] = mapped_column(Text)
-    method_left: Mapped[str] = mapped_column(String(32))
-    method_right: Mapped[str] = mapped_column(String(32))
-    checkpoint_left: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    checkpoint_right: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    choice: Mapped[str] = mapped_column(String(16))  # left | right | tie | both_bad

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Literal
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import and_, delete, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,13 +29,15 @@ from personalq.repository.database import open_database
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
 from personalq.repository.importers.base import weights_digest
 from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
-from personalq.repository.orm import Checkpoint, CheckpointTerm, Family
+from personalq.repository.orm import TERM_FIELDS, Checkpoint, CheckpointTerm, Family
 from personalq.repository.query_encoder import QueryEncoder
 from personalq.repository.revision import Revision, read_revision
 from personalq.repository.versions import slugify
 
 log = logging.getLogger(__name__)
 Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
+TimeField = Literal["created", "used"]  # a checkpoint's creation time or its last use
+_TIME_COLUMNS = {"created": Checkpoint.created_at, "used": Checkpoint.last_used_at}
 
 
 # What writing one record can raise besides ImportProblem: the database refusing it, or a value it cannot store
@@ -235,6 +237,48 @@ class Repository:
         with self.sessions() as session:
             return [_to_stored(row) for row in session.scalars(query)]
 
+    def newest_ids(self, by: TimeField = "created", limit: int | None = None) -> list[str]:
+        """Ids of the checkpoints, newest first by creation or by last use (``by="used"`` leaves out those
+        never used)."""
+        column = _TIME_COLUMNS[by]
+        query = select(Checkpoint.id).where(column.is_not(None)).order_by(column.desc()).limit(limit)
+        with self.sessions() as session:
+            return list(session.scalars(query))
+
+    def ids_between(self, windows: Iterable[tuple[dt.datetime, dt.datetime]], by: TimeField = "created",
+                    limit: int | None = None) -> list[str]:
+        """Ids of the checkpoints created (or last used) inside any of ``windows``, each a half-open
+        ``(start, end)`` of naive datetimes as stored, newest first; none when no window is given."""
+        column = _TIME_COLUMNS[by]
+        windows = list(windows)
+        if not windows:
+            return []
+        condition = or_(*[and_(column >= start, column < end) for start, end in windows])
+        query = select(Checkpoint.id).where(condition).order_by(column.desc()).limit(limit)
+        with self.sessions() as session:
+            return list(session.scalars(query))
+
+    def ids_with_terms(self, values: Iterable[str], fields: Iterable[str] = TERM_FIELDS,
+                       limit: int | None = None) -> list[str]:
+        """Ids of the checkpoints whose card lists one of ``values`` (exactly, as stored) under one of ``fields``
+        (``trigger``, ``subject``, ``style``, ``tag``), newest first: an indexed look-up in ``checkpoint_terms``."""
+        values, fields = sorted(set(values)), tuple(fields)
+        unknown = set(fields) - set(TERM_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown term fields {sorted(unknown)}; expected some of {', '.join(TERM_FIELDS)}")
+        if not values or not fields:
+            return []
+        query = (
+            select(CheckpointTerm.checkpoint_id)
+            .join(Checkpoint, Checkpoint.id == CheckpointTerm.checkpoint_id)
+            .where(CheckpointTerm.field.in_(fields), CheckpointTerm.value.in_(values))
+            .order_by(Checkpoint.created_at.desc())
+            .distinct()
+            .limit(limit)
+        )
+        with self.sessions() as session:
+            return list(session.scalars(query))
+
     def count(self) -> int:
         with self.sessions() as session:
             return session.scalar(select(func.count()).select_from(Checkpoint)) or 0
@@ -313,7 +357,7 @@ class Repository:
                 self.dense.sync(self.documents())
             except Exception:
                 log.exception("the dense index is behind the database until the next start or `personalq repo reindex`")
-        self.dense.follow(after)
+        self.dense.seen(after)
 
     def import_paths(
         self,

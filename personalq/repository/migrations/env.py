@@ -1,12 +1,16 @@
-"""Alembic environment: runs on the connection handed over by ``personalq.repository.database.upgrade``."""
+"""Alembic environment: runs on the connection handed over by ``personalq.repository.database.upgrade``.
+
+The one migration history covers every package's tables, so its target metadata is the assembled schema
+(:mod:`personalq.schema`), not the repository's own ``orm`` module, which holds only the repository's tables.
+"""
 
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from personalq.repository.orm import Base
+from personalq.schema import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def run() -> None:
