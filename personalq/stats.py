@@ -1,7 +1,7 @@
 """A mean with its 95% bootstrap confidence interval (``scipy.stats.bootstrap``, percentile method).
 
-Shared by the rater tab's win rates and the TAQ bench's paired comparisons, so that every interval in the
-README is computed the same way. It lives in the runtime because the rater tab reports these intervals; the
+Shared by the rater tab's win rates and the TAQ bench's paired comparisons, so that every interval the
+benchmarks report is computed the same way. It lives in the runtime because the rater tab reports these intervals; the
 benchmarks import it from here.
 """
 

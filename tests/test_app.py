@@ -3,6 +3,7 @@
 import socket
 
 import httpx
+from gradio_client import Client
 
 from personalq.runtime import start
 from personalq.ui.app import build_app
@@ -22,6 +23,13 @@ def test_app_serves_the_repository_page(settings, tmp_path):
     try:
         page = httpx.get(app.local_url, timeout=30)
         assert page.status_code == 200 and "PersonalQ" in page.text
+        # the page's Repository tab lists what the repository holds, through the same endpoint the page calls
+        client = Client(app.local_url, verbose=False)
+        table, _gallery, count = client.predict("", "", "", api_name="/browse")
+        assert count == "1 checkpoints"
+        assert [row[:2] for row in table["data"]] == [["bear-v4", "Teddy bear v4"]]
+        assert client.predict("teddy", "", "", api_name="/browse")[2] == "1 checkpoints"
+        assert client.predict("corgi", "", "", api_name="/browse")[2] == "0 checkpoints"
     finally:
         app.close()
 

@@ -139,3 +139,4 @@ def test_unreadable_file(repository, tmp_path):
     path.chmod(0)
     report = repository.import_paths([tmp_path])
     assert report.count("error") == 1
+    assert _error_for(report, "locked.yaml") == "cannot read locked.yaml: Permission denied"

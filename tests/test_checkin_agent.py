@@ -87,10 +87,14 @@ def test_instructions_planted_in_a_card_do_not_change_the_selection(checkin, tmp
     assert checkin.ask("the April dog model", NOW).status == "clarify"
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "x" * 5000])
-def test_absurd_requests_are_refused_clearly(checkin, bad):
-    with pytest.raises(InvalidRequest):
+@pytest.mark.parametrize("bad, says", [("", "Tell me what you would like to make, for example"),
+                                       ("   ", "Tell me what you would like to make, for example"),
+                                       ("x" * 5000, "That request is 5,000 characters long; please keep it under 2,000.")],
+                         ids=["empty", "blank", "too-long"])
+def test_absurd_requests_are_refused_clearly(checkin, bad, says):
+    with pytest.raises(InvalidRequest) as refused:
         checkin.ask(bad, NOW)
+    assert says in str(refused.value)
 
 
 def test_rewrite_rules():

@@ -224,6 +224,7 @@ def test_a_public_app_without_a_token_disables_writes_and_says_why(tmp_path):
 # -- the Space -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_space_build_makes_a_folder_that_starts_the_app_in_public_mode(outside_home, tmp_path):
     import subprocess
     import sys

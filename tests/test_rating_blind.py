@@ -29,6 +29,7 @@ def zoo(tmp_path_factory):
     return settings, start(settings).repository
 
 
+@pytest.mark.slow
 def test_image_names_cannot_be_recomputed_without_the_server_secret(zoo, tmp_path):
     settings, repository = zoo
     engine, images = Engine(settings), tmp_path / "images"

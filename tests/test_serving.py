@@ -38,6 +38,7 @@ def served(tmp_path_factory):
     return settings, runtime.repository
 
 
+@pytest.mark.slow
 def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     settings, repository = served
     card = repository.get("teddybear-v2")

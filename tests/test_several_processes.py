@@ -59,6 +59,7 @@ def test_an_import_embeds_before_it_takes_the_write_lock(repository, settings, t
     assert locked_while_embedding and not any(locked_while_embedding)
 
 
+@pytest.mark.slow
 def test_sessions_and_writes_keep_working_while_another_process_imports(repository, settings, tmp_path):
     """Read-then-write transactions (a Check-in answer updates its session) used to fail at once with
     'database is locked' whenever the importing process committed between their read and their write."""
@@ -83,6 +84,7 @@ def test_sessions_and_writes_keep_working_while_another_process_imports(reposito
     assert repository.count() == 300
 
 
+@pytest.mark.slow
 def test_an_import_by_another_process_is_visible_to_a_running_app(repository, settings, tmp_path):
     repository.import_paths([_cards(tmp_path / "first", 20, "a teddy bear")])
     assert repository.search_dense("a teddy bear", k=1)[0][0].startswith("first-")  # the app's client is open
@@ -104,6 +106,7 @@ sys.stdin.readline()
 """
 
 
+@pytest.mark.slow
 def test_an_index_another_process_uses_is_never_deleted(repository, settings, tmp_path, monkeypatch):
     repository.import_paths([_cards(tmp_path / "cards", 3)])
     repository.dense.close()
@@ -154,6 +157,7 @@ def chroma_server(tmp_path):
     server.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_a_chroma_server_is_shared_by_every_process(chroma_server, tmp_path):
     settings = load_settings(home=tmp_path / "home", chroma_url=chroma_server, chroma_collection="shared-test")
     app = Repository(settings)

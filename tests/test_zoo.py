@@ -206,6 +206,7 @@ def test_shipped_model_generates_with_its_checkpoints(settings):
     assert plain.std() > 0.01
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
 def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     from personalq.zoo.concepts import concepts

@@ -106,11 +106,28 @@ def _qualifier_pattern(qualifiers: frozenset[str]) -> re.Pattern:
 
 
 def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = frozenset()) -> Intent:
-    """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset")."""
-    intent = Intent(text=text, now=now)
-    spans = intent.selection_spans
+    """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset").
 
-    for m in _NEGATION.finditer(text):
+    Each step records the phrases it reads in ``selection_spans``, and a later step skips what overlaps them:
+    negations first, then dates, versions, quantities and base models, qualifiers, recency words; styles and
+    subjects are read around all of those, and the remaining words are the request's content.
+    """
+    intent = Intent(text=text, now=now)
+    _read_negations(intent)
+    _read_times(intent)
+    _read_versions(intent)
+    _read_file_details(intent)
+    _read_qualifiers(intent, qualifiers)
+    _read_order(intent)
+    _read_styles(intent)
+    subject_spans = _read_subjects(intent)
+    _read_words(intent, subject_spans)
+    return intent
+
+
+def _read_negations(intent: Intent) -> None:
+    """"not the offset one", "without anime": the words ruled out."""
+    for m in _NEGATION.finditer(intent.text):
         what = m.group("what").lower()
         words = what.split()
         # keep only the first word unless the pair is a known style phrase ("oil painting")
@@ -118,10 +135,15 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         if style == what and len(words) > 1:
             what = words[0]
         intent.excluded.append(canonical_style(what))
-        spans.append(m.span())
+        intent.selection_spans.append(m.span())
 
+
+def _read_times(intent: Intent) -> None:
+    """Dates: windows of use near a usage verb ("the one I used yesterday"), of creation otherwise; and "the one
+    I used last"."""
+    text, spans = intent.text, intent.selection_spans
     used_context = bool(_USED.search(text))
-    for found in find_times(text, now):
+    for found in find_times(text, intent.now):
         if _overlaps(found.span, spans):
             continue
         if used_context and _USED.search(text[max(0, found.span[0] - 30) : found.span[1] + 30]):
@@ -135,6 +157,11 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.used_order = True
         spans.append(_LAST_USED.search(text).span())
 
+
+def _read_versions(intent: Intent) -> None:
+    """The first version number ("v3.0-ming", "epoch 8"), an ordinal version ("the second version") and "the
+    latest version"."""
+    text, spans = intent.text, intent.selection_spans
     for m in _VERSION.finditer(text):
         if _overlaps(m.span(), spans):
             continue
@@ -153,6 +180,10 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.version_order = "newest"
         spans.append(m.span())
 
+
+def _read_file_details(intent: Intent) -> None:
+    """What names one file of a model: quantities ("the 9MB one", "64 dims") and base models ("for SD 1.5")."""
+    text, spans = intent.text, intent.selection_spans
     for m in _QUANTITY.finditer(text):
         if not _overlaps(m.span(), spans):
             intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))
@@ -163,12 +194,21 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
             intent.base_models.append({"xl": "sdxl", "2": "sd-2", "1": "sd-1"}.get(v, f"sd-{v}"))
             spans.append(m.span())
 
+
+def _read_qualifiers(intent: Intent, qualifiers: frozenset[str]) -> None:
+    """The repository's version qualifiers named anywhere in the request ("the pruned one")."""
     if qualifiers:
-        for m in _qualifier_pattern(qualifiers).finditer(text.lower()):
+        spans = intent.selection_spans
+        for m in _qualifier_pattern(qualifiers).finditer(intent.text.lower()):
             if not _overlaps(m.span(), spans):
                 intent.version_qualifiers.append(m.group())
                 spans.append(m.span())
 
+
+def _read_order(intent: Intent) -> None:
+    """Recency words: "the newest", "my first". Newest is not read when the request asks for the one used last
+    ("the one I used most recently": its recency is about use)."""
+    text, spans = intent.text, intent.selection_spans
     if not intent.used_order and (m := _NEWEST.search(text)) and not _overlaps(m.span(), spans):
         intent.order = "newest"
         spans.append(m.span())
@@ -176,22 +216,37 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
         intent.order = "oldest"
         spans.append(m.span())
 
-    style_spans = intent.style_spans
+
+def _read_styles(intent: Intent) -> None:
+    """The lexicon's styles outside the selection phrases, each once, in the lexicon's order."""
+    spans, style_spans = intent.selection_spans, intent.style_spans
     for pattern, canonical, _ in STYLE_PATTERNS:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(intent.text):
             if not _overlaps(m.span(), spans + style_spans):
                 if canonical not in intent.styles:
                     intent.styles.append(canonical)
                 style_spans.append(m.span())
+
+
+def _read_subjects(intent: Intent) -> list[tuple[int, int]]:
+    """The lexicon's subjects outside the selection and style phrases, in the order the request names them;
+    returns where they were named."""
+    spans, style_spans = intent.selection_spans, intent.style_spans
     subject_spans: list[tuple[int, int]] = []
     for pattern, canonical, _ in SUBJECT_PATTERNS:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(intent.text):
             if not _overlaps(m.span(), spans + style_spans + subject_spans):
                 subject_spans.append(m.span())
                 intent.subjects.append((m.start(), canonical))  # type: ignore[arg-type]
     intent.subjects = list(dict.fromkeys(c for _, c in sorted(intent.subjects)))  # type: ignore[misc]
+    return subject_spans
 
-    covered = spans + style_spans
+
+def _read_words(intent: Intent, subject_spans: list[tuple[int, int]]) -> None:
+    """The content words left: ``words`` (every one, for name matching), ``terms`` (those that are not lexicon
+    subjects) and ``context`` (words of the scene phrase, "on a beach", that are not subjects)."""
+    text = intent.text
+    covered = intent.selection_spans + intent.style_spans
     scene = _CONTEXT.search(text)
     scene_start = scene.start() if scene else len(text)
     for m in _WORD.finditer(text):
@@ -210,7 +265,6 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
                 intent.words.append(term)
             if not _overlaps(m.span(), subject_spans) and term not in intent.terms:
                 intent.terms.append(term)
-    return intent
 
 
 _OPTION = re.compile(r"^\s*(?:the\s+)?(?:(?P<o>" + "|".join(_ORDINALS) + r")|(?:option|number|no\.?|#)\s*(?P<n>\d+)|(?P<d>\d))"

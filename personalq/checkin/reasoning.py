@@ -195,6 +195,25 @@ def _what(ranking: Ranking) -> str:
 
 def decide(intent: Intent, ranking: Ranking) -> Decision:
     """Select, clarify or no match from scored candidates (see the module docstring)."""
+    candidates = _named_candidates(ranking)
+    if isinstance(candidates, Decision):
+        return candidates
+    best = candidates[0].total
+    # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
+    labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))) if not ranking.by_time_only else set()
+    steps = constraints(intent, min(r.card.created_at for r in candidates))
+    candidates = _constrained(candidates, steps, ranking, best)
+    if isinstance(candidates, Decision):
+        return candidates
+    pool = candidates if ranking.by_time_only else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
+    if steps and labelled - set().union(*(r.matched for r in pool)):
+        return Decision("no_match", [], f"Close candidates exist, but none of them has every version detail you named "
+                        f"({intent.describe()}).", [r.card for r in pool[:3]])
+    return _pick(intent, ranking, pool)
+
+
+def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
+    """The candidates with real evidence of being the one named, or no match (the nearest as alternatives)."""
     candidates = ranking.candidates
     if not ranking.by_time_only:
         if ranking.reference.has_phrase:  # the words that named it must be found
@@ -206,10 +225,12 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
             return Decision("no_match", [], f"No checkpoint in the repository is called or about {_what(ranking)}.", nearest)
     if not candidates:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
-    best = candidates[0].total
-    # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
-    labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))) if not ranking.by_time_only else set()
-    steps = constraints(intent, min(r.card.created_at for r in candidates))
+    return candidates
+
+
+def _constrained(candidates: list[Ranked], steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]], ranking: Ranking,
+                 best: float) -> list[Ranked] | Decision:
+    """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none."""
     naming = ranking.reference.naming
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
@@ -222,10 +243,12 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
             nearest = [r.card for r in candidates[:3]]
             return Decision("no_match", [], f"Close candidates exist, but {reason}.", nearest)
         candidates = survivors
-    pool = candidates if ranking.by_time_only else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
-    if steps and labelled - set().union(*(r.matched for r in pool)):
-        return Decision("no_match", [], f"Close candidates exist, but none of them has every version detail you named "
-                        f"({intent.describe()}).", [r.card for r in pool[:3]])
+    return candidates
+
+
+def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
+    """Among the leaders: the kind and style named, the one used last, the recency words; one left is selected,
+    several are a question."""
     pool = _prefer_style(intent, _prefer_kind(intent, pool))
     cards = [r.card for r in pool]
     if intent.used_order:

@@ -17,17 +17,18 @@ from personalq.repository.card import StoredCheckpoint
 
 
 def phrases_of(subject: str) -> list[str]:
-    """Words and phrases that name one subject, synonyms included, longest first."""
+    """Words and phrases that name one subject, synonyms included, longest first (then alphabetical: the order
+    decides overlapping replacements, so it must not depend on the hash seed)."""
     canonical = canonical_subject(subject)
     phrases = {subject.lower(), *SUBJECT_SYNONYMS.get(canonical, ())}
     if " " not in subject:
         phrases.add(canonical)
-    return sorted(phrases, key=len, reverse=True)
+    return sorted(phrases, key=lambda p: (-len(p), p))
 
 
 def subject_phrases(card: StoredCheckpoint) -> list[str]:
-    """Words and phrases that name any of the card's subjects, synonyms included, longest first."""
-    return sorted({phrase for subject in card.subjects for phrase in phrases_of(subject)}, key=len, reverse=True)
+    """Words and phrases that name any of the card's subjects, synonyms included, longest first, then alphabetical."""
+    return sorted({phrase for subject in card.subjects for phrase in phrases_of(subject)}, key=lambda p: (-len(p), p))
 
 
 def _naming(phrase: str) -> re.Pattern:
@@ -39,12 +40,13 @@ def _naming(phrase: str) -> re.Pattern:
 
 def _named_subject(prompt: str, card: StoredCheckpoint) -> list[str]:
     """The phrases of the first subject the prompt names, with any longer phrase of the card's other subjects
-    that contains one of them ("teddy bear" when "bear" comes first), longest first; none when it names none."""
+    that contains one of them ("teddy bear" when "bear" comes first), longest first, then alphabetical; none when it
+    names none."""
     for subject in card.subjects:
         own = phrases_of(subject)
         if any(_naming(phrase).search(prompt) for phrase in own):
             wider = {p for other in card.subjects for p in phrases_of(other) if any(_naming(o).search(p) for o in own)}
-            return sorted({*own, *wider}, key=len, reverse=True)
+            return sorted({*own, *wider}, key=lambda p: (-len(p), p))
     return []
 
 

@@ -86,32 +86,41 @@ def _month_ok(text: str, match: re.Match) -> bool:
     return bool(_DATEISH_BEFORE.search(text[: match.start()]) or _DATEISH_AFTER.match(text[match.end() :]))
 
 
-def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
-    """Every time expression in ``text`` with its windows (alternatives) and character span."""
-    found: list[TimeFound] = []
-    taken: list[tuple[int, int]] = []
+class _Found:
+    """The expressions found so far: a later one is kept only where it overlaps none of them, so the readers
+    below run from the most specific expression ("2025-04-11") to the most general ("2025")."""
 
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+    def __init__(self) -> None:
+        self.found: list[TimeFound] = []
+        self.taken: list[tuple[int, int]] = []
 
-    def add(windows: list[Window], span: tuple[int, int]) -> None:
-        if windows and free(*span):
-            found.append(TimeFound(windows, span))
-            taken.append(span)
+    def free(self, a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in self.taken)
 
-    lowered = text.lower()
-    today = dt.datetime(now.year, now.month, now.day)
+    def add(self, windows: list[Window], span: tuple[int, int]) -> None:
+        if windows and self.free(*span):
+            self.found.append(TimeFound(windows, span))
+            self.taken.append(span)
 
-    for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b", lowered):  # ISO dates
+
+def _midnight(now: dt.datetime) -> dt.datetime:
+    return dt.datetime(now.year, now.month, now.day)
+
+
+def _iso_dates(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"2025-04-11" (that day), "2025-04" (that month)."""
+    for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b", lowered):
         try:
-            add([_day_window(dt.date(int(m["y"]), int(m["m"]), int(m["d"])))], m.span())
+            found.add([_day_window(dt.date(int(m["y"]), int(m["m"]), int(m["d"])))], m.span())
         except ValueError:
             pass
     for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})\b", lowered):
         if 1 <= int(m["m"]) <= 12:
-            add([_month_window(int(m["y"]), int(m["m"]))], m.span())
+            found.add([_month_window(int(m["y"]), int(m["m"]))], m.span())
 
-    # ranges: "between March and May 2025", "from Jan to Mar", "March-May"
+
+def _month_ranges(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"between March and May 2025", "from Jan to Mar", "March-May"."""
     for m in re.finditer(rf"\b(?:between|from)?\s*(?P<a>{_MONTH[10:-1]})\s*(?:and|to|through|until|-|–)\s*{_MONTH}(?:\s+{_YEAR})?\b", lowered):
         a, b = MONTHS[m["a"]], MONTHS[m["month"]]
         year = _year_of(m)
@@ -121,9 +130,11 @@ def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
             end = _month_window(y, b).end
             if start <= now:
                 windows.append(Window(start, end, f"{calendar.month_abbr[a]}–{calendar.month_abbr[b]} {y}"))
-        add(windows, m.span())
+        found.add(windows, m.span())
 
-    # "April 11", "April 11th, 2025", "11 April 2025": explicit days through dateparser
+
+def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"April 11", "April 11th, 2025", "11 April 2025": explicit days through dateparser."""
     day_patterns = (rf"\b{_MONTH}\s+{_ORDINAL_DAY}(?:,?\s+{_YEAR})?\b", rf"\b{_ORDINAL_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b")
     for pattern in day_patterns:
         for m in re.finditer(pattern, lowered):
@@ -142,20 +153,30 @@ def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
                         continue
                     if dt.datetime(y, day.month, day.day) <= now:
                         windows.append(_day_window(day))
-                add(windows, m.span())
+                found.add(windows, m.span())
             else:
-                add([_day_window(parsed.date())], m.span())
+                found.add([_day_window(parsed.date())], m.span())
 
-    for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):  # "April", "April 2025", "Apr '25"
+
+def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"April" (any April so far), "April 2025", "Apr '25"."""
+    for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
         if not _month_ok(lowered, m):
             continue
         month, year = MONTHS[m["month"]], _year_of(m)
         windows = [_month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now]
-        add(windows, m.span())
+        found.add(windows, m.span())
 
+
+def _seasons(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"summer", "winter 2024", "fall of '23"."""
     for m in re.finditer(rf"\b(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
-        add(_season_windows(m["season"], _year_of(m), now), m.span())
+        found.add(_season_windows(m["season"], _year_of(m), now), m.span())
 
+
+def _relative_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"yesterday", "last week", "this month", "last year" and their possessives."""
+    today = _midnight(now)
     relative = {
         r"\bthe day before yesterday\b": lambda: [_day_window((today - dt.timedelta(days=2)).date(), "the day before yesterday")],
         r"\byesterday(?:'s)?\b": lambda: [_day_window((today - dt.timedelta(days=1)).date(), "yesterday")],
@@ -169,22 +190,48 @@ def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
     }
     for pattern, windows in relative.items():
         for m in re.finditer(pattern, lowered):
-            add(windows(), m.span())
+            found.add(windows(), m.span())
+
+
+def _ago_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"three days ago", "a week ago", "2 months ago": that day, week (Monday to Sunday) or calendar month."""
+    today = _midnight(now)
     for m in re.finditer(r"\b(?:(?P<n>\d+|a|one|two|three|four|five|six)\s+(?P<unit>day|week|month)s?\s+ago)\b", lowered):
         n = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}.get(m["n"], None) or int(m["n"])
         if m["unit"] == "day":
-            add([_day_window((today - dt.timedelta(days=n)).date(), m.group(0))], m.span())
+            found.add([_day_window((today - dt.timedelta(days=n)).date(), m.group(0))], m.span())
         elif m["unit"] == "week":
             start = today - dt.timedelta(days=7 * n + today.weekday())
-            add([Window(start, start + dt.timedelta(days=7), m.group(0))], m.span())
+            found.add([Window(start, start + dt.timedelta(days=7), m.group(0))], m.span())
         else:
             y, mo = divmod(now.year * 12 + now.month - 1 - n, 12)
-            add([_month_window(y, mo + 1)], m.span())
+            found.add([_month_window(y, mo + 1)], m.span())
+
+
+def _recent_spans(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"in the past 3 weeks", "last 10 days": from that long ago up to today."""
+    today = _midnight(now)
     for m in re.finditer(r"\b(?:in the )?(?:past|last)\s+(?P<n>\d+)\s+(?P<unit>day|week|month)s\b", lowered):
         days = int(m["n"]) * {"day": 1, "week": 7, "month": 31}[m["unit"]]
-        add([Window(today - dt.timedelta(days=days), today + dt.timedelta(days=1), m.group(0))], m.span())
+        found.add([Window(today - dt.timedelta(days=days), today + dt.timedelta(days=1), m.group(0))], m.span())
+
+
+def _bare_years(lowered: str, now: dt.datetime, found: _Found) -> None:
+    """"2021", "from 2021", "2021's": the whole year."""
     for m in re.finditer(rf"\b(?:(?:in|from|during|of|since)\s+)?{_YEAR}(?:'s)?(?=\W|$)", lowered):
         year = _year_of(m)
         if year:
-            add([Window(dt.datetime(year, 1, 1), dt.datetime(year + 1, 1, 1), str(year))], m.span())
-    return sorted(found, key=lambda f: f.span)
+            found.add([Window(dt.datetime(year, 1, 1), dt.datetime(year + 1, 1, 1), str(year))], m.span())
+
+
+# most specific first: an expression a reader keeps is not read again, in part, by a later one
+_READERS = (_iso_dates, _month_ranges, _explicit_days, _months, _seasons, _relative_phrases, _ago_phrases, _recent_spans, _bare_years)
+
+
+def find_times(text: str, now: dt.datetime) -> list[TimeFound]:
+    """Every time expression in ``text`` with its windows (alternatives) and character span."""
+    lowered = text.lower()
+    found = _Found()
+    for read in _READERS:
+        read(lowered, now, found)
+    return sorted(found.found, key=lambda f: f.span)

@@ -1,4 +1,4 @@
-"""``personalq bench``: benchmarks that print the figures the README quotes."""
+"""``personalq bench``: benchmarks that print the figures benchmarks/README.md reports."""
 
 from __future__ import annotations
 

@@ -330,9 +330,20 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     evaluator = Evaluator.load(evaluator_path) if evaluator_path.exists() else None
     if evaluator is None:
         log.warning("%s is missing: FID, alignment and fidelity are reported as n/a", evaluator_path)
-    base_unet = pipe.unet
     picked = pick_concepts(checkpoints)
-    results: dict[tuple[str, str, str], ConfigResult] = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", weight_bytes(base_unet))}
+    bench = _Bench(zoo, pipe, pipe.unet, evaluator, _empty_results(weight_bytes(pipe.unet), precisions, quantizers, adaround, float_kv),
+                   images, captions, calibration_steps, calibrations, sensitivity, quantizers, precisions, adaround, seed, recipe)
+    for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
+        bench.checkpoint(concept)
+    real = evaluator.recognise(list(render_set(bench.real_subjects, seed + 1).images)).features if evaluator is not None else None
+    return TaqReport(bench.results, real, bench.tokens, [c.id for c in picked], images, calibrations, bench.headroom)
+
+
+def _empty_results(fp32_bytes: int, precisions: tuple[str, ...], quantizers: tuple[str, ...], adaround: bool,
+                   float_kv: bool) -> dict[tuple[str, str, str], ConfigResult]:
+    """The table's rows, FP32 first: every precision x separation x quantizer, and the optional AdaRound and float
+    K/V rows."""
+    results = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", fp32_bytes)}
     for precision in precisions:
         for mode in MODES:
             for quantizer in quantizers:
@@ -344,75 +355,126 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
         for precision in set(QUANTIZED_PRECISIONS) & set(precisions):
             for mode in ("bos", "taq"):
                 results[(precision, mode, FLOAT_KV)] = ConfigResult(precision, mode, FLOAT_KV, 0)
-    real_subjects, tokens = [], []
-    headroom: dict[tuple[int, str, str], list[RangeRatios]] = {}
+    return results
 
-    for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
-        card = stored_checkpoint(concept, zoo / "repository" / "weights" / concept.id)
-        scenes = bench_scenes(concept, images)
+
+def _judge(concept: Concept, scenes: list[str], evaluator: Evaluator | None, result: ConfigResult, generated, reference,
+           calibration: int) -> None:
+    """Add one row's images of ``concept`` to ``result``: MSE to the FP32 images (``reference``; none for the FP32
+    row itself) and, with an evaluator, variant fidelity, prompt alignment and the features FID is computed on."""
+    if reference is not None:
+        result.mse += ((_pixels(generated) - _pixels(reference)) ** 2).mean(axis=(1, 2, 3)).tolist()
+        result.images += [f"{concept.id}/{i}" for i in range(len(generated))]
+        result.calibration += [calibration] * len(generated)
+    if evaluator is not None:
+        seen = evaluator.recognise(generated)
+        result.fidelity += recognised(seen, concept.variant).tolist()
+        result.alignment += [((seen.labels["category"][i] == concept.category) + (seen.labels["scene"][i] == s)) / 2
+                             for i, s in enumerate(scenes)]
+        result.features.append(seen.features)
+
+
+@dataclass
+class _Reference:
+    """What a checkpoint's full-precision pass leaves for its quantized rows."""
+    images: list  # the FP32 images, which every row's MSE is measured against
+    calls: list  # the FP32 UNet's recorded calls (see recording_calls), for the step error
+    observers: list  # one calibration each
+    source_unet: torch.nn.Module  # the UNet the rows quantize: the checkpoint's own when it replaces the base's
+
+
+@dataclass
+class _Bench:
+    """One bench run's settings and what it gathers, checkpoint by checkpoint."""
+    zoo: Path
+    pipe: object
+    base_unet: torch.nn.Module
+    evaluator: Evaluator | None
+    results: dict[tuple[str, str, str], ConfigResult]
+    images: int
+    captions: int
+    calibration_steps: int
+    calibrations: int
+    sensitivity: bool
+    quantizers: tuple[str, ...]
+    precisions: tuple[str, ...]
+    adaround: bool
+    seed: int
+    recipe: dict
+    real_subjects: list[str] = field(default_factory=list)
+    tokens: list[TokenEffect] = field(default_factory=list)
+    headroom: dict[tuple[int, str, str], list[RangeRatios]] = field(default_factory=dict)
+
+    def checkpoint(self, concept: Concept) -> None:
+        """The FP32 row, calibration and sensitivity of one checkpoint, then every quantized row under each calibration."""
+        card = stored_checkpoint(concept, self.zoo / "repository" / "weights" / concept.id)
+        scenes = bench_scenes(concept, self.images)
         prompts = [concept.prompt(scene) for scene in scenes]
-        real_subjects += [concept.subject(scene, style=concept.style) for scene in scenes]
+        self.real_subjects += [concept.subject(scene, style=concept.style) for scene in scenes]
 
         def judge(result: ConfigResult, generated, reference, calibration: int) -> None:
-            if reference is not None:
-                result.mse += ((_pixels(generated) - _pixels(reference)) ** 2).mean(axis=(1, 2, 3)).tolist()
-                result.images += [f"{concept.id}/{i}" for i in range(len(generated))]
-                result.calibration += [calibration] * len(generated)
-            if evaluator is not None:
-                seen = evaluator.recognise(generated)
-                result.fidelity += recognised(seen, concept.variant).tolist()
-                result.alignment += [((seen.labels["category"][i] == concept.category) + (seen.labels["scene"][i] == s)) / 2
-                                     for i, s in enumerate(scenes)]
-                result.features.append(seen.features)
+            _judge(concept, scenes, self.evaluator, result, generated, reference, calibration)
 
-        with applied(pipe, card) as p:
+        reference = self._full_precision(concept, card, prompts, judge)
+        rows = [(c, key, result) for c in range(self.calibrations) for key, result in list(self.results.items())[1:]]
+        for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
+            self._quantized_row(concept, card, prompts, judge, reference, calibration, precision, mode, quantizer, result)
+
+    def _full_precision(self, concept: Concept, card, prompts: list[str], judge) -> _Reference:
+        """Generate the FP32 images (timed, memory sampled, the UNet's calls recorded), calibrate, and measure the
+        per-token sensitivity on the first calibration."""
+        seed = self.seed
+        with applied(self.pipe, card) as p:
             fp_unet = p.unet
             with PeakMemory() as peak, recording_calls(p.unet) as calls:
                 started = time.perf_counter()
                 reference = generate(p, prompts, seed)
                 elapsed = time.perf_counter() - started
-            fp = results[("FP32", "-", "-")]
+            fp = self.results[("FP32", "-", "-")]
             fp.seconds_per_image.append(elapsed / len(prompts))
             fp.peak_rss = max(fp.peak_rss, peak.peak)
             judge(fp, reference, None, 0)
             fp.mse += [0.0] * len(prompts)
             fp.step_mse += [0.0] * len(prompts)
-            observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, captions, seed=c), [concept.trigger],
-                                   steps=calibration_steps, seed=c, keep_inputs=8 if adaround else 0) for c in range(calibrations)]
+            observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, self.captions, seed=c), [concept.trigger],
+                                   steps=self.calibration_steps, seed=c, keep_inputs=8 if self.adaround else 0)
+                         for c in range(self.calibrations)]
             for observer in observers:
-                for key, config in _headroom_configs(precisions, quantizers).items():
-                    headroom.setdefault(key, []).append(range_ratios(observer, config))
-            if sensitivity:
-                tokens += _sensitivity(p, prompts[0], concept, observers[0], evaluator, seed)
+                for key, config in _headroom_configs(self.precisions, self.quantizers).items():
+                    self.headroom.setdefault(key, []).append(range_ratios(observer, config))
+            if self.sensitivity:
+                self.tokens += _sensitivity(p, prompts[0], concept, observers[0], self.evaluator, seed)
             source_unet = copy.deepcopy(fp_unet) if replaces_unet(card) else None
         if source_unet is None:
-            source_unet = base_unet
+            source_unet = self.base_unet
+        return _Reference(reference, calls, observers, source_unet)
 
-        rows = [(c, key, result) for c in range(calibrations) for key, result in list(results.items())[1:]]
-        for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
-            if precision in CROSS_ATTENTION_ONLY:
-                config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
-                quantized = quantize_cross_attention(copy.deepcopy(source_unet), config, observers[calibration])
-            else:
-                wbits, abits = QUANTIZED_PRECISIONS[precision]
-                config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer], **recipe)
-                quantized = quantize_unet(copy.deepcopy(source_unet), config, observers[calibration])
-            result.weight_bytes = weight_bytes(quantized.unet)
-            pipe.unet = quantized.unet
-            mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
-            with adapters_applied(pipe, card), quantized.context.protecting(mask):
-                with PeakMemory() as peak:
-                    started = time.perf_counter()
-                    generated = generate(pipe, prompts, seed)
-                    result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
-                result.step_mse += step_error(pipe.unet, calls, GUIDANCE).tolist()
-            result.peak_rss = max(result.peak_rss, peak.peak)
-            judge(result, generated, reference, calibration)
-            pipe.unet = base_unet
-            del quantized
-
-    real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images)).features if evaluator is not None else None
-    return TaqReport(results, real, tokens, [c.id for c in picked], images, calibrations, headroom)
+    def _quantized_row(self, concept: Concept, card, prompts: list[str], judge, reference: _Reference, calibration: int,
+                       precision: str, mode: str, quantizer: str, result: ConfigResult) -> None:
+        """Quantize the checkpoint's UNet for one row and calibration, generate with its trigger protected as the
+        row's separation says, and add the images, step error, time and memory to ``result``."""
+        pipe = self.pipe
+        observer = reference.observers[calibration]
+        if precision in CROSS_ATTENTION_ONLY:
+            config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **self.recipe)
+            quantized = quantize_cross_attention(copy.deepcopy(reference.source_unet), config, observer)
+        else:
+            wbits, abits = QUANTIZED_PRECISIONS[precision]
+            config = TAQConfig(wbits=wbits, abits=abits, mode=mode, **QUANTIZER_ROWS[quantizer], **self.recipe)
+            quantized = quantize_unet(copy.deepcopy(reference.source_unet), config, observer)
+        result.weight_bytes = weight_bytes(quantized.unet)
+        pipe.unet = quantized.unet
+        mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
+        with adapters_applied(pipe, card), quantized.context.protecting(mask):
+            with PeakMemory() as peak:
+                started = time.perf_counter()
+                generated = generate(pipe, prompts, self.seed)
+                result.seconds_per_image.append((time.perf_counter() - started) / len(prompts))
+            result.step_mse += step_error(pipe.unet, reference.calls, GUIDANCE).tolist()
+        result.peak_rss = max(result.peak_rss, peak.peak)
+        judge(result, generated, reference.images, calibration)
+        pipe.unet = self.base_unet
+        del quantized
 
 
 def _headroom_configs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], TAQConfig]:

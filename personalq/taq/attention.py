@@ -39,6 +39,28 @@ def keep_protected(full: torch.Tensor, rounded: torch.Tensor, protected: torch.T
 
 
 class TriggerAwareAttnProcessor:
+    r"""
+    Processor for a cross-attention layer (``attn2``) that fake-quantizes everything except the trigger's pathway:
+    the query, the key and value rows of every unprotected text token, and the attention probabilities of every
+    unprotected token column, while the protected tokens' rows and columns stay exactly as computed in full
+    precision. Which tokens are protected is read from ``context`` at every call (the trigger span for TAQ, the
+    start token for the BOS baseline, none for plain PTQ; see :meth:`QuantContext.protecting`).
+
+    While ``context.observer`` is set (calibration), the processor records Q per timestep group, and K/V and the
+    probabilities for each mode of ``context.observed_masks`` over the rows and columns that mode would quantize.
+
+    Args:
+        site (`str`):
+            The ``attn2`` module's name in the UNet; the observer keys this layer's ranges by it (``"<site>:q"``,
+            ``"<site>:k@taq"``, ...), and quantization looks them up by the same name.
+        context (`QuantContext`):
+            State shared by every processor of one UNet: the current timestep group, the protected-token mask, and
+            during calibration the observer and the masks it observes under.
+        quantizers (`AttentionQuantizers`, *optional*):
+            One activation quantizer per tensor (query, key, value, probabilities); a tensor without one stays in
+            full precision. The default has none: the processor only observes, as during calibration.
+    """
+
     def __init__(self, site: str, context: QuantContext, quantizers: AttentionQuantizers | None = None):
         self.site = site
         self.context = context

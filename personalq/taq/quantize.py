@@ -49,7 +49,7 @@ class TAQConfig(BaseModel):
     timestep_groups: int = Field(4, ge=1, le=20)
     rounding: Literal["nearest", "adaround"] = "nearest"
     protect_weights: bool = False  # protected K/V rows use a float copy of the cross-attention K/V weights
-    # The PTQ recipe under every separation mode alike (measured in the README's TAQ section): SmoothQuant's
+    # The PTQ recipe under every separation mode alike (its effect: benchmarks/README.md, TAQ): SmoothQuant's
     # migration strength alpha for every layer whose input is rounded (None: no smoothing), and conv_in / conv_out
     # kept at 8-bit weights and inputs at any lower precision, as BRECQ, Q-Diffusion and TFMQ-DM do.
     smoothing: float | None = Field(0.75, ge=0.0, le=1.0)

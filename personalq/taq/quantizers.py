@@ -184,8 +184,8 @@ class AffineGrid:
     def round_trip(self, x: torch.Tensor) -> torch.Tensor:
         low, high = -self.zero_point * self.scale, (self.levels - 1 - self.zero_point) * self.scale
         if x.dtype == torch.float32:
-            # quint8's vectorized kernels are ~20x faster on CPU than fake_quantize_per_tensor_affine; clamping
-            # first keeps the codes inside the 2**bits grid when bits < 8
+            # quint8's vectorized kernels are far faster on CPU than fake_quantize_per_tensor_affine (see
+            # docs/architecture.md, TAQ); clamping first keeps the codes inside the 2**bits grid when bits < 8
             clamped = x if self.levels == 256 else x.clamp(low, high)
             return torch.quantize_per_tensor(clamped, self.scale, self.zero_point, torch.quint8).dequantize()
         return x.div(self.scale).round_().add_(self.zero_point).clamp_(0, self.levels - 1).sub_(self.zero_point).mul_(self.scale)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import gradio as gr
 
@@ -47,6 +49,25 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 
 def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, backend: str,
                    access: WriteAccess, admin: gr.State):
+    """The tab's components and events; returns the memory readout with its inputs and output, for the app's load event."""
+    callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access)
+    tab = _layout(engine, access, backend)
+    _wire(tab, callbacks, admin)
+    return callbacks.memory_readout, tab.readout_inputs, tab.memory
+
+
+@dataclass
+class _Callbacks:
+    respond: Callable
+    choose: Callable
+    memory_readout: Callable
+    set_budget: Callable
+
+
+def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, access: WriteAccess) -> _Callbacks:
+    """The tab's event handlers. Their names and parameters are what Gradio shows and calls (``respond`` is the
+    public ``/chat`` endpoint): keep them as they are."""
+
     def may_write(is_admin: bool, request: gr.Request | None) -> bool:
         return access.allows(is_admin, username_of(request))
 
@@ -65,33 +86,22 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
             yield history, state, gr.skip(), gr.skip(), ""
             return
         history = list(history or []) + [{"role": "user", "content": message}]
-        try:
-            turn = conversation.reply(message, state)
-        except InvalidRequest as error:
-            yield history + [_assistant(f"I cannot use that request: {error}")], state, gr.skip(), gr.skip(), ""
+        replies, turn = _check_in(conversation, message, state, previews_dir)
+        history += replies
+        if turn is None:
+            yield history, state, gr.skip(), gr.skip(), ""
             return
-        except RepositoryUnavailable as error:
-            yield history + [_assistant(f"Please try again in a moment: {error}")], state, gr.skip(), gr.skip(), ""
-            return
-        history.append(_assistant(turn.text, turn.options))
-        preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None
-        if preview:
-            history.append({"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}})
         yield history, state, gr.skip(), _stats(turn, None, engine), ""
         if turn.checkpoint is None:
             return
         if may_write(is_admin, request):  # the budget is engine-wide: only a session that may write sets it
             engine.set_budget_mb(int(budget_mb))
-        side = int(SIZES.get(size, 64))
-        params = GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
+        params = _generation_params(seed, steps, guidance, size)
         started = time.perf_counter()
         try:
             for frame in engine.generate(turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv):
                 if frame.final:
-                    path = outputs_dir / state.session_id / f"{uuid.uuid4().hex[:12]}.png"
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    frame.image.save(path)
-                    history.append({"role": "assistant", "content": {"path": str(path), "alt_text": turn.prompt}})
+                    history.append({"role": "assistant", "content": {"path": _save(frame.image, outputs_dir, state), "alt_text": turn.prompt}})
                 progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
                 yield history, state, frame.image, _stats(turn, time.perf_counter() - started, engine, progress), ""
         except (BudgetError, CheckpointLoadError) as error:
@@ -105,6 +115,59 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
         yield from respond(str(evt.value), history, state, precision, trigger_aware, budget_mb, seed, steps, guidance, size,
                            float_kv, is_admin, request)
 
+    def set_budget(mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request):
+        if may_write(is_admin, request):
+            engine.set_budget_mb(int(mb))
+        return memory_readout(precision, trigger_aware, float_kv)
+
+    return _Callbacks(respond, choose, memory_readout, set_budget)
+
+
+def _check_in(conversation: Conversation, message: str, state: ChatState, previews_dir: Path) -> tuple[list[dict], Turn | None]:
+    """Check-in's reply to ``message`` as chat messages (with the chosen checkpoint's preview), and the turn; a
+    request it cannot take is one message saying why, and no turn."""
+    try:
+        turn = conversation.reply(message, state)
+    except InvalidRequest as error:
+        return [_assistant(f"I cannot use that request: {error}")], None
+    except RepositoryUnavailable as error:
+        return [_assistant(f"Please try again in a moment: {error}")], None
+    replies = [_assistant(turn.text, turn.options)]
+    preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None
+    if preview:
+        replies.append({"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}})
+    return replies, turn
+
+
+def _generation_params(seed: float, steps: float, guidance: float, size: str) -> GenerationParams:
+    side = int(SIZES.get(size, 64))
+    return GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
+
+
+def _save(image, outputs_dir: Path, state: ChatState) -> str:
+    """Where the finished image is kept: the session's folder of the home's outputs, under a random name."""
+    path = outputs_dir / state.session_id / f"{uuid.uuid4().hex[:12]}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+    return str(path)
+
+
+@dataclass
+class _Tab:
+    state: gr.State
+    chatbot: gr.Chatbot
+    message: gr.Textbox
+    stats: gr.Markdown
+    image: gr.Image
+    stop: gr.Button
+    budget: gr.Slider
+    memory: gr.Markdown
+    controls: list  # the generation settings every reply takes, in the /chat endpoint's order
+    readout_inputs: list  # what the memory readout depends on
+
+
+def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
+    """The conversation on the left; the live image, precision, memory and generation settings on the right."""
     state = gr.State(ChatState())  # deep-copied for every session
     with gr.Row():
         with gr.Column(scale=3):
@@ -129,21 +192,19 @@ def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path
                 steps = gr.Slider(1, 50, value=20, step=1, label="Steps")
                 guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance")
                 size = gr.Dropdown(list(SIZES), value="64 x 64", label="Size")
-
     controls = [precision, trigger_aware, budget, seed, steps, guidance, size, float_kv]  # new controls go last: API order
-    outputs = [chatbot, state, image, stats, message]
-    submitted = message.submit(respond, [message, chatbot, state, *controls, admin], outputs, concurrency_id="generation",
-                               concurrency_limit=1, api_name="chat")
-    chosen = chatbot.option_select(choose, [chatbot, state, *controls, admin], outputs, concurrency_id="generation",
-                                   api_visibility="private")
-    stop.click(None, cancels=[submitted, chosen])
-    readout_inputs = [precision, trigger_aware, float_kv]
-    for control in readout_inputs:
-        control.change(memory_readout, readout_inputs, memory)
-    def set_budget(mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request):
-        if may_write(is_admin, request):
-            engine.set_budget_mb(int(mb))
-        return memory_readout(precision, trigger_aware, float_kv)
+    return _Tab(state, chatbot, message, stats, image, stop, budget, memory, controls, [precision, trigger_aware, float_kv])
 
-    budget.release(set_budget, [budget, *readout_inputs, admin], memory, api_visibility="private")
-    return memory_readout, readout_inputs, memory
+
+def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
+    """Sending and option buttons reply (one generation at a time), Stop cancels them; the memory readout follows
+    the precision controls, and releasing the budget slider sets the budget."""
+    outputs = [tab.chatbot, tab.state, tab.image, tab.stats, tab.message]
+    submitted = tab.message.submit(callbacks.respond, [tab.message, tab.chatbot, tab.state, *tab.controls, admin], outputs,
+                                   concurrency_id="generation", concurrency_limit=1, api_name="chat")
+    chosen = tab.chatbot.option_select(callbacks.choose, [tab.chatbot, tab.state, *tab.controls, admin], outputs,
+                                       concurrency_id="generation", api_visibility="private")
+    tab.stop.click(None, cancels=[submitted, chosen])
+    for control in tab.readout_inputs:
+        control.change(callbacks.memory_readout, tab.readout_inputs, tab.memory)
+    tab.budget.release(callbacks.set_budget, [tab.budget, *tab.readout_inputs, admin], tab.memory, api_visibility="private")

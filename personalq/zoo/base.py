@@ -22,11 +22,11 @@ CAPTION_DROPOUT = 0.1  # unconditional examples, so classifier-free guidance has
 
 @dataclass
 class BaseBuildConfig:
-    """The recipe the shipped base was trained with, sized for a GPU (the UNet: ~22 min on an H100, the decoder's
-    second pass 4.3 min).
+    """The recipe the shipped base was trained with, sized for a GPU.
 
-    On a CPU the same UNet stage takes about a day and a half; 8,000 steps at batch 32 on the first 20,000
-    images (the earlier recipe, 2 h 40 min on 2 cores) reached a category rate of 48.8% instead of 90.9%.
+    On a CPU the same UNet stage would take days, and the earlier recipe sized for one (8,000 steps at batch 32 on
+    the first 20,000 images) left the base far less able to draw its categories. Times and category rates of both:
+    benchmarks/README.md, demo zoo.
     """
 
     images: int = 100000

@@ -107,8 +107,8 @@ STYLE_NAMES: tuple[str, ...] = tuple(STYLES)
 
 # A tint recolours the subject only; base-model data is always "natural", so a tinted subject is a variant
 # that only a personalized checkpoint produces.
-# Pink replaced teal (20, 180, 190), which the VAE's encoder put next to azure (latent distance 0.158
-# against 0.42-0.49 between the others: ``personalq zoo tints``), so no checkpoint could draw it.
+# Pink replaced teal (20, 180, 190), which the VAE's encoder put next to azure, far closer than any other two
+# tints are (``personalq zoo tints``; the distances: benchmarks/README.md, demo zoo), so no checkpoint could draw it.
 TINTS: dict[str, tuple[int, int, int] | None] = {
     "natural": None,
     "crimson": (220, 30, 50),

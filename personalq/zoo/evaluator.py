@@ -96,7 +96,7 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
     """Held-out renders (a seed the generator's training data never used), every tint included.
 
     Trained on ``device`` with channels-last tensors, in bfloat16 autocast where the hardware has bf16 units
-    (a GPU, or a CPU with AVX512-BF16/AMX: about twice as fast there, and 2.5x slower where it is emulated);
+    (a GPU, or a CPU with AVX512-BF16/AMX: faster there, and slower where it is emulated; see ``native_bf16``);
     the saved weights stay float32. Random shifts and flips keep it from memorising where a glyph sits.
     ``init`` starts from an evaluator's weights instead of random ones: after the catalog renames a tint the
     heads keep their sizes, so the evaluator relearns that row without paying for the whole run again.

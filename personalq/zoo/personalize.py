@@ -52,10 +52,10 @@ class PersonalizeConfig:
 
     @classmethod
     def named(cls, recipe: str) -> "PersonalizeConfig":
-        """``shipped``: what the bundled checkpoints were trained with (about a minute each on 2 CPU cores).
+        """``shipped``: what the bundled checkpoints were trained with, sized for a CPU.
         ``gpu``: five times the images, four times the batch and three times the steps, class noun always kept;
-        about 45 s per checkpoint on an H100, and on the same nine checkpoints 59.7% of trigger images show
-        the variant against 37.5% for ``shipped`` (README, demo zoo)."""
+        sized for a GPU, and more of its trigger images show the variant than ``shipped``'s (training times and
+        rates: benchmarks/README.md, demo zoo)."""
         if recipe == "shipped":
             return cls()
         if recipe == "gpu":
