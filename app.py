@@ -9,5 +9,8 @@ from personalq.ui.app import launch
 
 if __name__ == "__main__":
     configure_logging()
-    launch(start(load_settings()), host=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-           port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    launch(
+        start(load_settings()),
+        host=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+    )

@@ -44,7 +44,9 @@ CIVITAI = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "c
 def _counts(home: Path) -> tuple[int, int]:
     """(checkpoints, search terms) in the home's database."""
     with sqlite3.connect(home / "personalq.sqlite") as raw:
-        return tuple(raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("checkpoints", "checkpoint_terms"))
+        return tuple(
+            raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("checkpoints", "checkpoint_terms")
+        )
 
 
 @dataclass
@@ -60,13 +62,19 @@ class Run:
     @property
     def row(self) -> str:
         landed = "all" if self.rows_after > self.rows_before else "none"
-        return (f"| {self.killed_after_s:.1f} | {landed} ({self.rows_after:,} rows) | {self.integrity} | {self.repaired} | "
-                f"{'yes' if self.whole else 'NO'} | {'yes' if self.consistent else 'NO'} |")
+        return (
+            f"| {self.killed_after_s:.1f} | {landed} ({self.rows_after:,} rows) | {self.integrity} | "
+            f"{self.repaired} | "
+            f"{'yes' if self.whole else 'NO'} | {'yes' if self.consistent else 'NO'} |"
+        )
 
 
 def _import(home: Path, cards: Path) -> subprocess.Popen:
-    return subprocess.Popen([PERSONALQ, "repo", "import", str(cards), "--home", str(home)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [PERSONALQ, "repo", "import", str(cards), "--home", str(home)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def check(home: Path, before: tuple[int, int], full: tuple[int, int], killed_after_s: float) -> Run:
@@ -80,8 +88,14 @@ def check(home: Path, before: tuple[int, int], full: tuple[int, int], killed_aft
     rows = repository.count()
     wanted = {doc.id: doc.fingerprint for doc in repository.documents()}
     consistent = repository.dense.fingerprints() == wanted and not report.changed
-    repaired = (f"index patched: +{runtime.index_sync.added} -{runtime.index_sync.removed}"
-                f"{' (rebuilt)' if runtime.index_sync.rebuilt else ''}") if runtime.index_sync.changed else "nothing"
+    repaired = (
+        (
+            f"index patched: +{runtime.index_sync.added} -{runtime.index_sync.removed}"
+            f"{' (rebuilt)' if runtime.index_sync.rebuilt else ''}"
+        )
+        if runtime.index_sync.changed
+        else "nothing"
+    )
     repository.dense.close()
     return Run(killed_after_s, before[0], rows, repaired, integrity, counts in (before, full), consistent)
 
@@ -103,12 +117,17 @@ def main(argv: list[str] | None = None) -> list[Run]:
     for path in sorted(cards.iterdir())[: args.preloaded]:
         shutil.copy(path, first / path.name)
     base = work / "base"
-    subprocess.run([PERSONALQ, "repo", "import", str(first), "--home", str(base)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [PERSONALQ, "repo", "import", str(first), "--home", str(base)], check=True, stdout=subprocess.DEVNULL
+    )
     before = _counts(base)
 
     started = time.perf_counter()  # one import to its end: the window the kills are drawn from
-    subprocess.run([PERSONALQ, "repo", "import", str(cards), "--home", str(work / "timing")], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [PERSONALQ, "repo", "import", str(cards), "--home", str(work / "timing")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     full_s = time.perf_counter() - started
     full = _counts(work / "timing")
     shutil.rmtree(work / "timing")
@@ -127,13 +146,19 @@ def main(argv: list[str] | None = None) -> list[Run]:
         runs.append(check(home, before, full, delay))
         shutil.rmtree(home)
 
-    lines = [f"# Crash: `personalq repo import` killed with SIGKILL, {args.runs} runs", "",
-             f"`python benchmarks/crash_import.py --runs {args.runs} --seed {args.seed}`: a home holding {before[0]:,} "
-             f"Civitai versions imports all {total:,} (unkilled: {full_s:.1f} s; kills at random moments, every second "
-             "one in the last 30% of that window); after each kill PersonalQ starts on the home as the app does.", "",
-             "| killed after s | import landed | SQLite integrity | at the next start | whole | SQLite = Chroma |",
-             "|---|---|---|---|---|---|", *(r.row for r in runs), "",
-             f"{sum(r.whole and r.consistent and r.integrity == 'ok' for r in runs)} of {len(runs)} runs consistent."]
+    lines = [
+        f"# Crash: `personalq repo import` killed with SIGKILL, {args.runs} runs",
+        "",
+        f"`python benchmarks/crash_import.py --runs {args.runs} --seed {args.seed}`: a home holding {before[0]:,} "
+        f"Civitai versions imports all {total:,} (unkilled: {full_s:.1f} s; kills at random moments, every second "
+        "one in the last 30% of that window); after each kill PersonalQ starts on the home as the app does.",
+        "",
+        "| killed after s | import landed | SQLite integrity | at the next start | whole | SQLite = Chroma |",
+        "|---|---|---|---|---|---|",
+        *(r.row for r in runs),
+        "",
+        f"{sum(r.whole and r.consistent and r.integrity == 'ok' for r in runs)} of {len(runs)} runs consistent.",
+    ]
     print("\n".join(lines))
     args.out.write_text("\n".join(lines) + "\n")
     shutil.rmtree(work, ignore_errors=True)

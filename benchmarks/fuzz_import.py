@@ -65,7 +65,9 @@ class Figures:
         return "\n".join(lines + [f"| {k} | {v} |" for k, v in rows])
 
 
-def run_batch(repository: Repository, rng: random.Random, base: Path, size: int, good_share: float, figures: Figures) -> None:
+def run_batch(
+    repository: Repository, rng: random.Random, base: Path, size: int, good_share: float, figures: Figures
+) -> None:
     good = max(1, round(size * good_share))
     batch = write_batch(rng, base, size - good, good)
     figures.samples += len(batch.samples)
@@ -105,7 +107,9 @@ def main(argv: list[str] | None = None) -> Figures:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("personalq.repository.importers").setLevel(logging.ERROR)  # unexpected failures are counted, not echoed
+    logging.getLogger("personalq.repository.importers").setLevel(
+        logging.ERROR
+    )  # unexpected failures are counted, not echoed
     rng = random.Random(args.seed)
     figures = Figures()
     with tempfile.TemporaryDirectory(prefix="fuzz-import-") as tmp:
@@ -114,7 +118,9 @@ def main(argv: list[str] | None = None) -> Figures:
         while figures.samples < args.files:
             run_batch(repository, rng, Path(tmp) / "files", args.batch, args.good_share, figures)
             if figures.imports % 20 == 0:
-                log.info("%d entries, %d imports, %.0f s", figures.samples, figures.imports, time.perf_counter() - started)
+                log.info(
+                    "%d entries, %d imports, %.0f s", figures.samples, figures.imports, time.perf_counter() - started
+                )
         figures.seconds = time.perf_counter() - started
     print(figures.table(f"{args.batch} entries per import, {args.good_share:.0%} of them good, seed {args.seed}"))
     return figures

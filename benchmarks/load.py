@@ -77,11 +77,20 @@ class Figures:
             ("failed requests", f"{len(self.errors)}"),
             ("Check-in questions asked / answered", f"{self.questions} / {self.answered}"),
             ("lost sessions (an answer the server no longer knew)", f"{self.questions - self.answered}"),
-            ("votes acknowledged / stored", f"{sum(self.votes_acknowledged.values())} / {sum(self.votes_stored.values())}"),
+            (
+                "votes acknowledged / stored",
+                f"{sum(self.votes_acknowledged.values())} / {sum(self.votes_stored.values())}",
+            ),
             ("lost votes", f"{lost_votes}"),
         ]
-        lines = ["| | |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows), "",
-                 "| request | n | p50 s | p95 s | max s |", "|---|---|---|---|---|"]
+        lines = [
+            "| | |",
+            "|---|---|",
+            *(f"| {a} | {b} |" for a, b in rows),
+            "",
+            "| request | n | p50 s | p95 s | max s |",
+            "|---|---|---|---|---|",
+        ]
         for kind, values in sorted(self.latencies.items()):
             p50, p95 = np.percentile(values, [50, 95])
             lines.append(f"| {kind} | {len(values)} | {p50:.2f} | {p95:.2f} | {max(values):.2f} |")
@@ -121,15 +130,17 @@ def chatter(url: str, requests_: list[str], figures: Figures, importing: threadi
     client = Client(url, verbose=False)
     for request in requests_:
         try:
-            history, _image, stats, _box = figures.timed("chat", lambda: client.predict(request, [], *CHAT_CONTROLS, api_name="/chat"),
-                                                         importing)
+            history, _image, stats, _box = figures.timed(
+                "chat", lambda: client.predict(request, [], *CHAT_CONTROLS, api_name="/chat"), importing
+            )
             option = _asked(history)
             if option is None:
                 continue
             with figures.lock:
                 figures.questions += 1
             history, _image, stats, _box = figures.timed(
-                "chat answer", lambda: client.predict(option, history, *CHAT_CONTROLS, api_name="/chat"), importing)
+                "chat answer", lambda: client.predict(option, history, *CHAT_CONTROLS, api_name="/chat"), importing
+            )
             text = json.dumps(history[-3:])
             if "no Check-in session" in text or "try again" in text:
                 raise RuntimeError(f"answer to {request!r} not understood: {text[:300]}")
@@ -140,7 +151,9 @@ def chatter(url: str, requests_: list[str], figures: Figures, importing: threadi
                 figures.errors.append(f"chat {request!r}: {error!r}")
 
 
-def rater(url: str, token: str, name: str, votes: int, seed: int, figures: Figures, importing: threading.Event) -> None:
+def rater(
+    url: str, token: str, name: str, votes: int, seed: int, figures: Figures, importing: threading.Event
+) -> None:
     from gradio_client import Client
 
     client = Client(url, verbose=False)
@@ -180,12 +193,20 @@ def main(argv: list[str] | None = None) -> Figures:
     home, cards = work / "home", work / "civitai-cards"
     count = write_cards(args.civitai, cards)
     tokens = {f"tok-{i}": f"rater-{i}" for i in range(args.raters)}
-    env = {**os.environ, "PERSONALQ_RATER_TOKENS": json.dumps(tokens), "PERSONALQ_ADMIN_TOKEN": "tok-load-admin",
-           "PERSONALQ_ASSETS_DIR": str(DEFAULT_ASSETS)}
+    env = {
+        **os.environ,
+        "PERSONALQ_RATER_TOKENS": json.dumps(tokens),
+        "PERSONALQ_ADMIN_TOKEN": "tok-load-admin",
+        "PERSONALQ_ASSETS_DIR": str(DEFAULT_ASSETS),
+    }
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"
-    app = subprocess.Popen([str(BIN / "personalq"), "serve", "--home", str(home), "--port", str(port)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=(work / "app.log").open("w"))
+    app = subprocess.Popen(
+        [str(BIN / "personalq"), "serve", "--home", str(home), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(work / "app.log").open("w"),
+    )
     figures = Figures()
     try:
         _wait_for(url, app)
@@ -198,13 +219,24 @@ def main(argv: list[str] | None = None) -> Figures:
         importing = threading.Event()
         importing.set()
         started = time.perf_counter()
-        importer = subprocess.Popen([str(BIN / "personalq"), "repo", "import", str(cards), "--home", str(home)], env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        importer = subprocess.Popen(
+            [str(BIN / "personalq"), "repo", "import", str(cards), "--home", str(home)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         chatters = args.people - args.raters
-        threads = [threading.Thread(target=chatter, args=(url, chat_requests[i::chatters][: args.requests], figures, importing))
-                   for i in range(chatters)]
-        threads += [threading.Thread(target=rater, args=(url, token, name, args.votes, i, figures, importing))
-                    for i, (token, name) in enumerate(tokens.items())]
+        threads = [
+            threading.Thread(
+                target=chatter, args=(url, chat_requests[i::chatters][: args.requests], figures, importing)
+            )
+            for i in range(chatters)
+        ]
+        threads += [
+            threading.Thread(target=rater, args=(url, token, name, args.votes, i, figures, importing))
+            for i, (token, name) in enumerate(tokens.items())
+        ]
         for thread in threads:
             thread.start()
         output = importer.communicate()[0]
@@ -232,9 +264,11 @@ def main(argv: list[str] | None = None) -> Figures:
         f"# Load: {args.people} people on the web app during a CLI import\n\n"
         f"`python benchmarks/load.py --people {args.people} --raters {args.raters} --requests {args.requests} "
         f"--votes {args.votes}` on {os.cpu_count()} CPU cores, no GPU (1-minute load average at the end: "
-        f"{os.getloadavg()[0]:.1f}); the app, the import and the people share those cores. Chat turns generate a 64x64 "
+        f"{os.getloadavg()[0]:.1f}); the app, the import and the people share those cores. "
+        "Chat turns generate a 64x64 "
         "image in 4 steps, one at a time (the app's generation queue); a rater's next pair renders both sides.\n\n"
-        f"{table}\n")
+        f"{table}\n"
+    )
     return figures
 
 

@@ -108,8 +108,10 @@ class WriteAccess:
     def disabled_reason(self) -> str | None:
         """Why no one can write, or None when someone can."""
         if self.public and not secret_value(self.admin_token) and not self.signed_in_users:
-            return ("Changes are disabled: this app listens beyond this machine and neither an admin token "
-                    "(PERSONALQ_ADMIN_TOKEN) nor sign-in (PERSONALQ_AUTH) is configured.")
+            return (
+                "Changes are disabled: this app listens beyond this machine and neither an admin token "
+                "(PERSONALQ_ADMIN_TOKEN) nor sign-in (PERSONALQ_AUTH) is configured."
+            )
         return None
 
     def sign_in(self, token: str, client: str) -> bool:
@@ -131,5 +133,12 @@ class WriteAccess:
         raise WriteRefused(self.disabled_reason or "Sign in with the admin token first (Repository tab, Admin).")
 
 
-__all__ = ["AttemptLimiter", "TooManyAttempts", "WriteAccess", "WriteRefused", "is_loopback", "secret_value",
-           "token_matches"]
+__all__ = [
+    "AttemptLimiter",
+    "TooManyAttempts",
+    "WriteAccess",
+    "WriteRefused",
+    "is_loopback",
+    "secret_value",
+    "token_matches",
+]

@@ -21,10 +21,16 @@ class Settings(BaseSettings):
 
     home: Path = Field(default=Path("db"), description="folder holding the SQLite file, the Chroma index and caches")
     database_url: str | None = Field(default=None, description="any SQLAlchemy URL; default: SQLite file in home")
-    chroma_url: str | None = Field(default=None, description="a Chroma server (`chroma run`), e.g. http://localhost:8000, "
-                                   "shared by every process; default: an index folder in home")
-    chroma_collection: str = Field(default="checkpoints", min_length=3,
-                                   description="the collection to use, so several homes can share one Chroma server")
+    chroma_url: str | None = Field(
+        default=None,
+        description="a Chroma server (`chroma run`), e.g. http://localhost:8000, "
+        "shared by every process; default: an index folder in home",
+    )
+    chroma_collection: str = Field(
+        default="checkpoints",
+        min_length=3,
+        description="the collection to use, so several homes can share one Chroma server",
+    )
     device: Literal["auto", "cpu", "cuda"] = "auto"
     llm_backend: Literal["local", "gemini", "openai"] = "local"
     llm_model: str = "gemini-2.5-flash"
@@ -33,26 +39,41 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 20.0
     memory_budget_mb: int = 2048
     assets_dir: Path = DEFAULT_ASSETS
-    model_cache: Path = Field(default_factory=lambda: Path.home() / ".cache" / "personalq",
-                              description="per-user files derived from packaged models (the ONNX query encoder)")
+    model_cache: Path = Field(
+        default_factory=lambda: Path.home() / ".cache" / "personalq",
+        description="per-user files derived from packaged models (the ONNX query encoder)",
+    )
     rater_tokens: dict[str, str] = Field(default_factory=dict, description="rater sign-in: token -> rater name")
     admin_token: SecretStr | None = Field(
-        default=None, description="token that opens the preference results and the web app's writes (import, remove, "
-        "reindex, memory budget)")
-    auth: dict[str, SecretStr] = Field(default_factory=dict, description="Gradio sign-in for the whole web app: user -> "
-                                       "password; signed-in users may write")
-    queue_size: int = Field(default=64, ge=1, description="requests waiting in the web app's queue before it says busy")
+        default=None,
+        description="token that opens the preference results and the web app's writes (import, remove, "
+        "reindex, memory budget)",
+    )
+    auth: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Gradio sign-in for the whole web app: user -> password; signed-in users may write",
+    )
+    queue_size: int = Field(
+        default=64, ge=1, description="requests waiting in the web app's queue before it says busy"
+    )
     max_upload_mb: int = Field(default=2048, ge=1, description="largest file the web app accepts as an upload")
-    retention_hours: float = Field(default=72.0, gt=0, description="generated images and chat sessions older than this "
-                                   "are deleted")
-    zero_gpu: bool = Field(default=False, validation_alias=AliasChoices("PERSONALQ_ZERO_GPU", "SPACES_ZERO_GPU"),
-                           description="running on a ZeroGPU Space: generation is wrapped in spaces.GPU")
+    retention_hours: float = Field(
+        default=72.0, gt=0, description="generated images and chat sessions older than this are deleted"
+    )
+    zero_gpu: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("PERSONALQ_ZERO_GPU", "SPACES_ZERO_GPU"),
+        description="running on a ZeroGPU Space: generation is wrapped in spaces.GPU",
+    )
     base_models: dict[str, str] = Field(
         default_factory=dict,
         description="card base_model name -> local folder or Hub id; the bundled demo base is the fallback",
     )
-    reranker_model: Path | None = Field(default=None, description="folder of a sentence-transformers cross-encoder: "
-                                        "adds the reranker baseline (rater tab, Check-in bench); none is downloaded")
+    reranker_model: Path | None = Field(
+        default=None,
+        description="folder of a sentence-transformers cross-encoder: "
+        "adds the reranker baseline (rater tab, Check-in bench); none is downloaded",
+    )
 
     @property
     def sqlite_path(self) -> Path:

@@ -49,14 +49,19 @@ def highlight(prompt: str, triggers: list[str]) -> str:
     """The prompt as inert text with every trigger occurrence marked."""
     escaped = plain(prompt)
     for trigger in sorted(triggers, key=len, reverse=True):
-        escaped = re.sub(re.escape(plain(trigger)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.IGNORECASE)
+        escaped = re.sub(
+            re.escape(plain(trigger)), lambda m: f"<mark>{m.group(0)}</mark>", escaped, flags=re.IGNORECASE
+        )
     return escaped
 
 
 def describe(checkpoint: StoredCheckpoint, prompt: str) -> str:
     version = f" · version {plain(checkpoint.version)}" if checkpoint.version else ""
-    return (f"**{plain(checkpoint.name)}**{version} · {checkpoint.created_at:%d %b %Y} · {checkpoint.kind.replace('_', ' ')}\n\n"
-            f"Prompt: {highlight(prompt, checkpoint.triggers)}")
+    return (
+        f"**{plain(checkpoint.name)}**{version} · {checkpoint.created_at:%d %b %Y} · "
+        f"{checkpoint.kind.replace('_', ' ')}\n\n"
+        f"Prompt: {highlight(prompt, checkpoint.triggers)}"
+    )
 
 
 class Conversation:
@@ -84,15 +89,28 @@ class Conversation:
         state.offered = {}
         if result.status == "selected":
             checkpoint = self.repository.get(result.checkpoint_id)
-            return Turn("selected", describe(checkpoint, result.prompt), checkpoint=checkpoint, prompt=result.prompt,
-                        latency_ms=result.latency_ms)
+            return Turn(
+                "selected",
+                describe(checkpoint, result.prompt),
+                checkpoint=checkpoint,
+                prompt=result.prompt,
+                latency_ms=result.latency_ms,
+            )
         if result.status == "clarify":
-            return Turn("clarify", plain(result.question or "Which one do you mean?"), [o.label for o in result.options],
-                        latency_ms=result.latency_ms)
+            return Turn(
+                "clarify",
+                plain(result.question or "Which one do you mean?"),
+                [o.label for o in result.options],
+                latency_ms=result.latency_ms,
+            )
         state.offered = {f"{USE_PREFIX}{a.name} ({a.created_at:%b %Y})": a.checkpoint_id for a in result.alternatives}
         nearest = " Nearest checkpoints are offered below." if state.offered else ""
-        return Turn("no_match", f"No match. {plain((result.reason or 'Nothing fits the request').rstrip('.'))}.{nearest}",
-                    list(state.offered), latency_ms=result.latency_ms)
+        return Turn(
+            "no_match",
+            f"No match. {plain((result.reason or 'Nothing fits the request').rstrip('.'))}.{nearest}",
+            list(state.offered),
+            latency_ms=result.latency_ms,
+        )
 
     def _use(self, checkpoint_id: str, state: ChatState) -> Turn:
         checkpoint = self.repository.get(checkpoint_id)

@@ -36,13 +36,18 @@ def prune(settings: Settings, repository: Repository, now: float | None = None) 
     utc_now = dt.datetime.fromtimestamp(now, dt.timezone.utc).replace(tzinfo=None)
     sessions = SessionStore(repository).purge(dt.timedelta(seconds=max_age_s), utc_now)
     if folders or sessions:
-        log.info("retention: deleted %d output folders and %d Check-in sessions older than %g h", folders, sessions,
-                 settings.retention_hours)
+        log.info(
+            "retention: deleted %d output folders and %d Check-in sessions older than %g h",
+            folders,
+            sessions,
+            settings.retention_hours,
+        )
     return Pruned(folders, sessions)
 
 
 def prune_periodically(settings: Settings, repository: Repository, every_s: float = 3600.0) -> threading.Thread:
     """Prune now and then every ``every_s`` in a daemon thread (it dies with the app)."""
+
     def loop() -> None:
         while True:
             try:

@@ -18,8 +18,12 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SPACE_FILES = {"app.py": "spaces/app.py", "README.md": "spaces/README.md", "requirements.txt": "spaces/requirements.txt",
-               "pyproject.toml": "pyproject.toml"}
+SPACE_FILES = {
+    "app.py": "spaces/app.py",
+    "README.md": "spaces/README.md",
+    "requirements.txt": "spaces/requirements.txt",
+    "pyproject.toml": "pyproject.toml",
+}
 SPACE_TREES = ("personalq", "assets")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.egg-info")
 
@@ -39,8 +43,11 @@ def _files_git_keeps(checkout: Path) -> set[Path] | None:
     """Every file of the checkout that git does not ignore (tracked or new); None outside a git checkout."""
     if not (checkout / ".git").exists():
         return None
-    listed = subprocess.run(["git", "-C", str(checkout), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                            capture_output=True, check=True).stdout.decode()
+    listed = subprocess.run(
+        ["git", "-C", str(checkout), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
     return {(checkout / name).resolve() for name in listed.split("\0") if name}
 
 

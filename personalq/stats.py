@@ -31,6 +31,12 @@ def mean_interval(values, seed: int = 0, resamples: int = 2000) -> MeanInterval:
     mean = float(values.mean())
     if len(values) < 2 or values.std() == 0:
         return MeanInterval(mean, mean, mean)
-    ci = bootstrap((values,), np.mean, confidence_level=0.95, n_resamples=resamples, method="percentile",
-                   random_state=np.random.default_rng(seed)).confidence_interval
+    ci = bootstrap(
+        (values,),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=resamples,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    ).confidence_interval
     return MeanInterval(mean, float(ci.low), float(ci.high))

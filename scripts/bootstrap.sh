@@ -41,6 +41,7 @@ fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False ANONYMIZED_TELEMETRY=False
 case "$target" in
   app) exec .venv/bin/python app.py ;;
-  test) exec .venv/bin/python -m pytest -q -p no:cacheprovider ;;
+  test)  # the linter first (ruff, configured in pyproject.toml), then every test
+    .venv/bin/ruff check . && .venv/bin/ruff format --check . && exec .venv/bin/python -m pytest -q -p no:cacheprovider ;;
   *) echo "usage: bash scripts/bootstrap.sh [app|test]" >&2; exit 2 ;;
 esac

@@ -19,5 +19,8 @@ if __name__ == "__main__":
     from personalq.ui.app import launch
 
     configure_logging()
-    launch(start(load_settings()), host=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
-           port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    launch(
+        start(load_settings()),
+        host=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
+        port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+    )

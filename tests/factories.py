@@ -13,8 +13,13 @@ from safetensors.torch import save_file
 def write_card(folder: Path, card_id: str, **fields) -> Path:
     import yaml
 
-    data = {"id": card_id, "name": fields.pop("name", card_id.replace("-", " ")), "created_at": fields.pop("created_at", "2025-04-11"),
-            "triggers": fields.pop("triggers", [f"<{card_id}>"]), **fields}
+    data = {
+        "id": card_id,
+        "name": fields.pop("name", card_id.replace("-", " ")),
+        "created_at": fields.pop("created_at", "2025-04-11"),
+        "triggers": fields.pop("triggers", [f"<{card_id}>"]),
+        **fields,
+    }
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{card_id}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -25,13 +30,19 @@ def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **
     """A LoRA in kohya-ss key layout with the metadata kohya's train_network.py writes."""
     g = torch.Generator().manual_seed(seed)
     tensors = {
-        "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight": torch.randn(4, 32, generator=g),
-        "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight": torch.randn(32, 4, generator=g),
+        "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight": torch.randn(
+            4, 32, generator=g
+        ),
+        "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight": torch.randn(
+            32, 4, generator=g
+        ),
         "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.alpha": torch.tensor(4.0),
     }
     meta = {
         "ss_output_name": output_name,
-        "ss_tag_frequency": json.dumps({"10_brnbear toy": {"brnbear": 24, "teddy bear": 20, "plush": 11, "white background": 3}}),
+        "ss_tag_frequency": json.dumps(
+            {"10_brnbear toy": {"brnbear": 24, "teddy bear": 20, "plush": 11, "white background": 3}}
+        ),
         "ss_training_started_at": "1712822400.5",  # 2024-04-11
         "ss_training_finished_at": "1712826000.0",
         "ss_sd_model_name": "v1-5-pruned-emaonly.safetensors",
@@ -45,7 +56,10 @@ def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **
 
 def write_textual_inversion(folder: Path, token: str = "<cat-toy>", concept: str = "object", seed: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    save_file({token: torch.randn(384, generator=torch.Generator().manual_seed(seed))}, str(folder / "learned_embeds.safetensors"))
+    save_file(
+        {token: torch.randn(384, generator=torch.Generator().manual_seed(seed))},
+        str(folder / "learned_embeds.safetensors"),
+    )
     (folder / "token_identifier.txt").write_text(token)
     (folder / "type_of_concept.txt").write_text(concept)
     return folder
@@ -60,20 +74,45 @@ def tiny_sd_pipeline():
 
     torch.manual_seed(0)
     unet = UNet2DConditionModel(
-        sample_size=8, in_channels=4, out_channels=4, block_out_channels=(16, 32), layers_per_block=1,
-        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
-        cross_attention_dim=32, attention_head_dim=4, norm_num_groups=8,
+        sample_size=8,
+        in_channels=4,
+        out_channels=4,
+        block_out_channels=(16, 32),
+        layers_per_block=1,
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        cross_attention_dim=32,
+        attention_head_dim=4,
+        norm_num_groups=8,
     )
-    vae = AutoencoderKL(block_out_channels=(8, 16), down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
-                        latent_channels=4, norm_num_groups=8, sample_size=16)
-    text = BertModel(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37), add_pooling_layer=False)
-    return StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=load_tokenizer(), unet=unet, scheduler=DDIMScheduler(clip_sample=False),
-                                   safety_checker=None, feature_extractor=None, requires_safety_checker=False)
+    vae = AutoencoderKL(
+        block_out_channels=(8, 16),
+        down_block_types=("DownEncoderBlock2D",) * 2,
+        up_block_types=("UpDecoderBlock2D",) * 2,
+        latent_channels=4,
+        norm_num_groups=8,
+        sample_size=16,
+    )
+    text = BertModel(
+        BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37),
+        add_pooling_layer=False,
+    )
+    return StableDiffusionPipeline(
+        vae=vae,
+        text_encoder=text,
+        tokenizer=load_tokenizer(),
+        unet=unet,
+        scheduler=DDIMScheduler(clip_sample=False),
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
 
 
 def write_dreambooth_folder(folder: Path, instance_prompt: str = "a photo of sks dog") -> Path:
     tiny_sd_pipeline().save_pretrained(folder)
-    (folder / "README.md").write_text(textwrap.dedent(f"""\
+    (folder / "README.md").write_text(
+        textwrap.dedent(f"""\
         ---
         license: creativeml-openrail-m
         base_model: runwayml/stable-diffusion-v1-5
@@ -84,7 +123,8 @@ def write_dreambooth_folder(folder: Path, instance_prompt: str = "a photo of sks
         - corgi
         ---
         # DreamBooth - {folder.name}
-        """))
+        """)
+    )
     return folder
 
 

@@ -37,9 +37,20 @@ class FakeGemini:
                 if fake.behaviour == "slow":
                     time.sleep(fake.delay_s)
                 text = "{not json at all" if fake.behaviour == "malformed" else fake.responder(body)
-                self._send(200, {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
-                                 "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
-                                 "modelVersion": match.group(1)})
+                self._send(
+                    200,
+                    {
+                        "candidates": [
+                            {
+                                "content": {"role": "model", "parts": [{"text": text}]},
+                                "finishReason": "STOP",
+                                "index": 0,
+                            }
+                        ],
+                        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
+                        "modelVersion": match.group(1),
+                    },
+                )
 
             def _send(self, status: int, payload: dict):
                 data = json.dumps(payload).encode()

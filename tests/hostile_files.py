@@ -36,15 +36,25 @@ def safetensors_bytes(header: object, data: bytes = b"", raw_header: bytes | Non
 
 def lora_header(metadata: dict | None = None, size: int = 64, offsets: object = None) -> dict:
     """A header in kohya-ss LoRA key layout with one F32 tensor of ``size`` bytes."""
-    header: dict = {"lora_unet_down_blocks_0_attn2_to_k.lora_down.weight":
-                    {"dtype": "F32", "shape": [size // 4], "data_offsets": offsets if offsets is not None else [0, size]}}
+    header: dict = {
+        "lora_unet_down_blocks_0_attn2_to_k.lora_down.weight": {
+            "dtype": "F32",
+            "shape": [size // 4],
+            "data_offsets": offsets if offsets is not None else [0, size],
+        }
+    }
     if metadata is not None:
         header["__metadata__"] = metadata
     return header
 
 
-def write_safetensors(path: Path, metadata: dict | None = None, offsets: object = None, raw_header: bytes | None = None,
-                      data: bytes | None = None) -> Path:
+def write_safetensors(
+    path: Path,
+    metadata: dict | None = None,
+    offsets: object = None,
+    raw_header: bytes | None = None,
+    data: bytes | None = None,
+) -> Path:
     data = os.urandom(64) if data is None else data  # random weights: every file has its own digest
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(safetensors_bytes(lora_header(metadata, len(data), offsets), data, raw_header))
@@ -54,7 +64,9 @@ def write_safetensors(path: Path, metadata: dict | None = None, offsets: object 
 def write_diffusers_folder(folder: Path, front_matter: str | None = None) -> Path:
     """A diffusers pipeline folder as far as the importer reads it: model_index.json, unet weights, README."""
     (folder / "unet").mkdir(parents=True, exist_ok=True)
-    (folder / "model_index.json").write_text(json.dumps({"_class_name": "StableDiffusionPipeline", "_diffusers_version": "0.35.0"}))
+    (folder / "model_index.json").write_text(
+        json.dumps({"_class_name": "StableDiffusionPipeline", "_diffusers_version": "0.35.0"})
+    )
     write_safetensors(folder / "unet" / "diffusion_pytorch_model.safetensors")
     if front_matter is not None:
         (folder / "README.md").write_text(f"---\n{front_matter}\n---\n# DreamBooth - {folder.name}\n")
@@ -74,8 +86,13 @@ def write_textual_inversion(folder: Path, token: str = "<cat-toy>", concept: str
 def civitai_version(version_id: int, model_id: int = 7, name: str = "v1.0") -> dict:
     """A model-version object as the Civitai Helper extension saves it next to the model file."""
     return {
-        "id": version_id, "modelId": model_id, "name": name, "createdAt": "2023-04-02T10:11:12.000Z", "baseModel": "SD 1.5",
-        "trainedWords": ["ghibli style"], "description": "<p>A <b>good</b> one.</p>",
+        "id": version_id,
+        "modelId": model_id,
+        "name": name,
+        "createdAt": "2023-04-02T10:11:12.000Z",
+        "baseModel": "SD 1.5",
+        "trainedWords": ["ghibli style"],
+        "description": "<p>A <b>good</b> one.</p>",
         "model": {"name": f"Model {model_id}", "type": "LORA", "tags": ["anime"], "creator": {"username": "someone"}},
     }
 
@@ -101,18 +118,78 @@ def write_outside_secrets(outside: Path) -> dict[str, Path]:
 # -- values a stranger's file may hold -------------------------------------------------------------------
 
 EXTREME_TEXT: tuple = (  # the right type, so it passes type checks and reaches the code behind them
-    "", " ", ",", "<>", "nan", "1e20", "-inf", "2025-13-45", "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00",
-    "../../outside/secret.txt", "/etc/passwd", "\x00", "\u202e", "\ud800", "<script>alert(1)</script>", "x" * 300,
-    "a" * 5000, "\U0001f4a5" * 50, "v" + "9" * 5000, "9" * 5000, "v1." + ".".join(["9"] * 2000), "LORA", "SDXL 1.0",
+    "",
+    " ",
+    ",",
+    "<>",
+    "nan",
+    "1e20",
+    "-inf",
+    "2025-13-45",
+    "0001-01-01T00:00:00+05:00",
+    "9999-12-31T23:59:59-05:00",
+    "../../outside/secret.txt",
+    "/etc/passwd",
+    "\x00",
+    "\u202e",
+    "\ud800",
+    "<script>alert(1)</script>",
+    "x" * 300,
+    "a" * 5000,
+    "\U0001f4a5" * 50,
+    "v" + "9" * 5000,
+    "9" * 5000,
+    "v1." + ".".join(["9"] * 2000),
+    "LORA",
+    "SDXL 1.0",
 )
 HOSTILE_SCALARS: tuple = (None, True, False, 0, -1, 2**64, 10**300, 1e20, -1e20, float("nan"), float("inf"), -0.0)
-CARD_KEYS = ("id", "name", "family", "version", "kind", "base_model", "creator", "triggers", "subjects", "styles",
-             "tags", "description", "created_at", "last_used_at", "weights", "preview")
-CIVITAI_KEYS = ("id", "modelId", "name", "createdAt", "publishedAt", "baseModel", "trainedWords", "description", "model")
+CARD_KEYS = (
+    "id",
+    "name",
+    "family",
+    "version",
+    "kind",
+    "base_model",
+    "creator",
+    "triggers",
+    "subjects",
+    "styles",
+    "tags",
+    "description",
+    "created_at",
+    "last_used_at",
+    "weights",
+    "preview",
+)
+CIVITAI_KEYS = (
+    "id",
+    "modelId",
+    "name",
+    "createdAt",
+    "publishedAt",
+    "baseModel",
+    "trainedWords",
+    "description",
+    "model",
+)
 CIVITAI_MODEL_KEYS = ("id", "name", "type", "tags", "creator", "description")
-KOHYA_KEYS = ("ss_output_name", "ss_tag_frequency", "ss_training_started_at", "ss_training_finished_at", "ss_sd_model_name",
-              "ss_base_model_version", "ss_network_module", "modelspec.title", "modelspec.date", "modelspec.trigger_phrase",
-              "modelspec.tags", "modelspec.author", "modelspec.description", "modelspec.architecture")
+KOHYA_KEYS = (
+    "ss_output_name",
+    "ss_tag_frequency",
+    "ss_training_started_at",
+    "ss_training_finished_at",
+    "ss_sd_model_name",
+    "ss_base_model_version",
+    "ss_network_module",
+    "modelspec.title",
+    "modelspec.date",
+    "modelspec.trigger_phrase",
+    "modelspec.tags",
+    "modelspec.author",
+    "modelspec.description",
+    "modelspec.architecture",
+)
 README_KEYS = ("instance_prompt", "tags", "base_model", "license")
 
 
@@ -239,8 +316,14 @@ class Batch:
 
 def good_card(rng: random.Random, batch: Batch) -> Sample:
     card_id = batch.name("good-card")
-    card = {"id": card_id, "name": f"good card {card_id}", "created_at": "2025-04-11", "triggers": [f"<{card_id}>"],
-            "tags": ["plush", "bear"], "description": "A well-formed card."}
+    card = {
+        "id": card_id,
+        "name": f"good card {card_id}",
+        "created_at": "2025-04-11",
+        "triggers": [f"<{card_id}>"],
+        "tags": ["plush", "bear"],
+        "description": "A well-formed card.",
+    }
     if rng.random() < 0.4:
         write_safetensors(batch.folder / "weights" / f"{card_id}.safetensors", {"ss_output_name": card_id})
         card["weights"] = f"weights/{card_id}.safetensors"
@@ -252,8 +335,11 @@ def good_card(rng: random.Random, batch: Batch) -> Sample:
 
 def good_kohya(rng: random.Random, batch: Batch) -> Sample:
     name = batch.name("good-kohya")
-    meta = {"ss_output_name": name, "ss_training_started_at": "1712822400.5",
-            "ss_tag_frequency": json.dumps({"10_bear": {f"trg{name}": 24, "plush": 11}})}
+    meta = {
+        "ss_output_name": name,
+        "ss_training_started_at": "1712822400.5",
+        "ss_tag_frequency": json.dumps({"10_bear": {f"trg{name}": 24, "plush": 11}}),
+    }
     return Sample(write_safetensors(batch.folder / f"{name}.safetensors", meta), "kohya", good=True)
 
 
@@ -266,8 +352,10 @@ def good_civitai(rng: random.Random, batch: Batch) -> Sample:
 
 
 def good_diffusers(rng: random.Random, batch: Batch) -> Sample:
-    folder = write_diffusers_folder(batch.folder / batch.name("good-pipeline"),
-                                    "base_model: runwayml/stable-diffusion-v1-5\ninstance_prompt: a photo of sks dog\ntags:\n- corgi")
+    folder = write_diffusers_folder(
+        batch.folder / batch.name("good-pipeline"),
+        "base_model: runwayml/stable-diffusion-v1-5\ninstance_prompt: a photo of sks dog\ntags:\n- corgi",
+    )
     return Sample(folder, "diffusers", good=True)
 
 
@@ -288,7 +376,13 @@ def hostile_card(rng: random.Random, batch: Batch) -> Sample:
         card = mutate({"id": card_id, "name": card_id, "created_at": "2025-01-01", "triggers": ["x"]}, CARD_KEYS, rng)
         if rng.random() < 0.3:
             card[rng.choice(("weights", "preview"))] = rng.choice(
-                ("../outside/secret.safetensors", str(batch.secrets["weights"]), f"{card_id}-link.safetensors", "missing.safetensors"))
+                (
+                    "../outside/secret.safetensors",
+                    str(batch.secrets["weights"]),
+                    f"{card_id}-link.safetensors",
+                    "missing.safetensors",
+                )
+            )
             batch.link_outside(batch.folder / f"{card_id}-link.safetensors", rng)
         path.write_text(hostile_json_text(rng, card))
     return Sample(path, "card")
@@ -303,7 +397,11 @@ def hostile_civitai(rng: random.Random, batch: Batch) -> Sample:
     elif roll < 0.75:
         document = {**version, "model": mutate(version["model"], CIVITAI_MODEL_KEYS, rng)}
     else:
-        document = {"id": next(_serial), "name": name, "modelVersions": rng.choice((hostile_value(rng), [hostile_value(rng), version]))}
+        document = {
+            "id": next(_serial),
+            "name": name,
+            "modelVersions": rng.choice((hostile_value(rng), [hostile_value(rng), version])),
+        }
     suffix = ".civitai.info" if rng.random() < 0.7 else ".json"
     path = batch.folder / f"{name}{suffix}"
     path.write_text(hostile_json_text(rng, document))
@@ -324,20 +422,50 @@ def hostile_kohya(rng: random.Random, batch: Batch) -> Sample:
     path = batch.folder / f"{batch.name('hostile-kohya')}.safetensors"
     roll = rng.random()
     if roll < 0.45:
-        meta = mutate({"ss_output_name": path.stem, "ss_training_started_at": "1712822400"}, KOHYA_KEYS, rng, rng.randint(1, 5))
+        meta = mutate(
+            {"ss_output_name": path.stem, "ss_training_started_at": "1712822400"}, KOHYA_KEYS, rng, rng.randint(1, 5)
+        )
         if rng.random() < 0.5:
             meta = {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()}  # text, as the format says
         write_safetensors(path, meta)
     elif roll < 0.6:
-        write_safetensors(path, {"ss_output_name": path.stem}, offsets=rng.choice(
-            (["0", "64"], [64, 0], [-1, 64], [0, 2**70], [0.5, 64], [True, 64], [0], None, "0-64", {"a": 1})))
+        write_safetensors(
+            path,
+            {"ss_output_name": path.stem},
+            offsets=rng.choice(
+                (["0", "64"], [64, 0], [-1, 64], [0, 2**70], [0.5, 64], [True, 64], [0], None, "0-64", {"a": 1})
+            ),
+        )
     elif roll < 0.8:
-        write_safetensors(path, raw_header=rng.choice(
-            (b"[" * 100_000, b'{"a": ' + b"9" * 5000 + b"}", b"\xff\xfe", b"[]", b'"text"', b"{}", b'{"__metadata__": 5}',
-             b'{"__metadata__": {"ss_output_name": 5}}', b'{"t": {"data_offsets": [0, 64]}, "__metadata__": [1]}')))
+        write_safetensors(
+            path,
+            raw_header=rng.choice(
+                (
+                    b"[" * 100_000,
+                    b'{"a": ' + b"9" * 5000 + b"}",
+                    b"\xff\xfe",
+                    b"[]",
+                    b'"text"',
+                    b"{}",
+                    b'{"__metadata__": 5}',
+                    b'{"__metadata__": {"ss_output_name": 5}}',
+                    b'{"t": {"data_offsets": [0, 64]}, "__metadata__": [1]}',
+                )
+            ),
+        )
     else:
-        path.write_bytes(rng.choice((b"", b"\x01\x02", struct.pack("<Q", 2**63) + b"{}", struct.pack("<Q", 0),
-                                     b"PK\x03\x04" + os.urandom(8), b"\x80\x04K\x01." + os.urandom(8))))
+        path.write_bytes(
+            rng.choice(
+                (
+                    b"",
+                    b"\x01\x02",
+                    struct.pack("<Q", 2**63) + b"{}",
+                    struct.pack("<Q", 0),
+                    b"PK\x03\x04" + os.urandom(8),
+                    b"\x80\x04K\x01." + os.urandom(8),
+                )
+            )
+        )
     return Sample(path, "kohya")
 
 
@@ -345,14 +473,27 @@ def hostile_diffusers(rng: random.Random, batch: Batch) -> Sample:
     folder = batch.folder / batch.name("hostile-pipeline")
     roll = rng.random()
     if roll < 0.35:
-        front = rng.choice((hostile_yaml_text(rng), json.dumps(mutate({"instance_prompt": "a photo of sks dog"}, README_KEYS, rng))))
+        front = rng.choice(
+            (hostile_yaml_text(rng), json.dumps(mutate({"instance_prompt": "a photo of sks dog"}, README_KEYS, rng)))
+        )
         write_diffusers_folder(folder, front)
         return Sample(folder, "diffusers")
     write_diffusers_folder(folder, "instance_prompt: a photo of sks dog")
-    target = rng.choice(("README.md", "model_index.json", "unet/diffusion_pytorch_model.safetensors", "text_encoder/model.safetensors",
-                         "unet", "index-content", "bin-only"))
+    target = rng.choice(
+        (
+            "README.md",
+            "model_index.json",
+            "unet/diffusion_pytorch_model.safetensors",
+            "text_encoder/model.safetensors",
+            "unet",
+            "index-content",
+            "bin-only",
+        )
+    )
     if target == "index-content":
-        (folder / "model_index.json").write_text(hostile_json_text(rng, mutate({"_class_name": "StableDiffusionPipeline"}, ("_class_name",), rng)))
+        (folder / "model_index.json").write_text(
+            hostile_json_text(rng, mutate({"_class_name": "StableDiffusionPipeline"}, ("_class_name",), rng))
+        )
     elif target == "bin-only":
         (folder / "unet" / "diffusion_pytorch_model.safetensors").unlink()
         (folder / "unet" / "diffusion_pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")
@@ -369,11 +510,24 @@ def hostile_diffusers(rng: random.Random, batch: Batch) -> Sample:
 def hostile_textual_inversion(rng: random.Random, batch: Batch) -> Sample:
     name = batch.name("hostile-concept")
     folder = write_textual_inversion(batch.folder / name, f"<{name}>")
-    target = rng.choice(("token_identifier.txt", "type_of_concept.txt", "learned_embeds.safetensors", "token-content", "embeds-content"))
+    target = rng.choice(
+        (
+            "token_identifier.txt",
+            "type_of_concept.txt",
+            "learned_embeds.safetensors",
+            "token-content",
+            "embeds-content",
+        )
+    )
     if target == "token-content":
-        (folder / "token_identifier.txt").write_bytes(rng.choice((b"", b"   ", b"\xff\xfe", b"x" * 5000, b"<" + b"\x00" * 10 + b">")))
+        (folder / "token_identifier.txt").write_bytes(
+            rng.choice((b"", b"   ", b"\xff\xfe", b"x" * 5000, b"<" + b"\x00" * 10 + b">"))
+        )
     elif target == "embeds-content":
-        write_safetensors(folder / "learned_embeds.safetensors", raw_header=rng.choice((b"{}", b"[" * 100_000, b'{"__metadata__": {}}')))
+        write_safetensors(
+            folder / "learned_embeds.safetensors",
+            raw_header=rng.choice((b"{}", b"[" * 100_000, b'{"__metadata__": {}}')),
+        )
     else:
         batch.link_outside(folder / target, rng)
     return Sample(folder, "textual_inversion")
@@ -395,9 +549,21 @@ def hostile_links(rng: random.Random, batch: Batch) -> Sample:
     return Sample(path, "links")
 
 
-GOOD: tuple[Callable[[random.Random, Batch], Sample], ...] = (good_card, good_kohya, good_civitai, good_diffusers, good_textual_inversion)
+GOOD: tuple[Callable[[random.Random, Batch], Sample], ...] = (
+    good_card,
+    good_kohya,
+    good_civitai,
+    good_diffusers,
+    good_textual_inversion,
+)
 HOSTILE: tuple[Callable[[random.Random, Batch], Sample], ...] = (
-    hostile_card, hostile_civitai, hostile_kohya, hostile_diffusers, hostile_textual_inversion, hostile_links)
+    hostile_card,
+    hostile_civitai,
+    hostile_kohya,
+    hostile_diffusers,
+    hostile_textual_inversion,
+    hostile_links,
+)
 
 
 def write_batch(rng: random.Random, base: Path, hostile: int, good: int) -> Batch:
@@ -426,10 +592,16 @@ def snapshot(repository) -> Snapshot:
     from personalq.repository.orm import Checkpoint, Family
 
     with repository.sessions() as session:
-        rows = session.execute(select(Checkpoint.id, Checkpoint.content_hash, Checkpoint.family_id, Checkpoint.card_json)).all()
+        rows = session.execute(
+            select(Checkpoint.id, Checkpoint.content_hash, Checkpoint.family_id, Checkpoint.card_json)
+        ).all()
         families = frozenset(session.scalars(select(Family.id)))
-    return Snapshot({r.id: (r.content_hash, r.family_id) for r in rows}, families, frozenset(repository.dense.fingerprints()),
-                    frozenset(r.id for r in rows if SECRET in r.card_json))
+    return Snapshot(
+        {r.id: (r.content_hash, r.family_id) for r in rows},
+        families,
+        frozenset(repository.dense.fingerprints()),
+        frozenset(r.id for r in rows if SECRET in r.card_json),
+    )
 
 
 def unexplained_changes(before: Snapshot, after: Snapshot, report) -> list[str]:

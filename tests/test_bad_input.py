@@ -33,7 +33,9 @@ def test_broken_files_are_reported_and_the_rest_imports(repository, tmp_path):
     (folder / "notes.xyz").write_text("hello")
     report = repository.import_paths([folder])
     assert report.count("imported") == 1 and repository.get("good-one")
-    assert "malformed YAML" in _error_for(report, "malformed.yaml") and "line 2" in _error_for(report, "malformed.yaml")
+    assert "malformed YAML" in _error_for(report, "malformed.yaml") and "line 2" in _error_for(
+        report, "malformed.yaml"
+    )
     assert "missing required field 'created_at'" in _error_for(report, "missing.yaml")
     assert "corrupt safetensors header" in _error_for(report, "truncated.safetensors")
     assert "corrupt safetensors header" in _error_for(report, "garbage.safetensors")
@@ -77,7 +79,9 @@ def test_paths_that_leave_the_imported_folder(repository, tmp_path):
 
 
 def test_yaml_alias_bomb_and_non_mapping(repository, tmp_path):
-    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    )
     (tmp_path / "bomb.yaml").write_text("id: bomb\nname: bomb\ncreated_at: 2025-01-01\n" + bomb)
     (tmp_path / "list.yaml").write_text("- just\n- a list\n")
     report = repository.import_paths([tmp_path])

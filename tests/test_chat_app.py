@@ -13,7 +13,10 @@ from personalq.runtime import start
 from personalq.ui.app import launch
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
+]
 
 
 def free_port() -> int:
@@ -24,8 +27,12 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    settings = load_settings(home=tmp_path_factory.mktemp("home"), assets_dir=DEFAULT_ASSETS,
-                             rater_tokens={"tok-alice": "alice"}, admin_token="tok-admin")
+    settings = load_settings(
+        home=tmp_path_factory.mktemp("home"),
+        assets_dir=DEFAULT_ASSETS,
+        rater_tokens={"tok-alice": "alice"},
+        admin_token="tok-admin",
+    )
     runtime = start(settings)
     assert runtime.repository.count() >= 60
     app = launch(runtime, "127.0.0.1", free_port(), prevent_thread_lock=True, quiet=True)
@@ -117,13 +124,17 @@ def test_the_repository_tab_imports_a_folder_of_cards(page, tmp_path):
     page.get_by_text("Import or remove").click()
     page.fill("#import-path textarea", str(folder))
     page.click("#import-button")  # an admin token is configured: this session has not signed in yet
-    page.wait_for_function("document.querySelector('#import-status textarea').value.includes('Sign in')", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelector('#import-status textarea').value.includes('Sign in')", timeout=60_000
+    )
     page.get_by_text("Admin", exact=True).click()
     page.fill("#admin-token input", "tok-admin")
     page.click("#admin-sign-in")
     page.wait_for_function("document.querySelector('#admin-status').innerText.includes('Signed in')", timeout=60_000)
     page.click("#import-button")
-    page.wait_for_function("document.querySelector('#import-status textarea').value.includes('zebra-v2')", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelector('#import-status textarea').value.includes('zebra-v2')", timeout=60_000
+    )
     report = page.input_value("#import-status textarea")
     assert "broken.yaml" in report and "error" in report  # the bad file is reported, the good ones land
     page.get_by_label("Search").fill("zebra")
@@ -135,8 +146,9 @@ def test_the_api_answers_through_gradio_client(app_url):
     from gradio_client import Client
 
     client = Client(app_url, verbose=False)
-    history, _image, stats, _box = client.predict("the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", False,
-                                                 api_name="/chat")
+    history, _image, stats, _box = client.predict(
+        "the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", False, api_name="/chat"
+    )
     text = " ".join(str(m.get("content")) for m in history)
     assert "teddybear-v3" in text and "image ready" in stats
 
@@ -154,7 +166,9 @@ def sign_in(page, token: str) -> None:
 def test_a_rater_votes_blind_resumes_after_reload_and_the_admin_sees_win_rates(page):
     sign_in(page, "tok-alice")
     for number, choice in enumerate(["#vote-left", "#vote-tie", "#vote-right"], start=1):
-        page.wait_for_function(f"document.querySelector('#rater-status').innerText.includes('pair {number} of')", timeout=120_000)
+        page.wait_for_function(
+            f"document.querySelector('#rater-status').innerText.includes('pair {number} of')", timeout=120_000
+        )
         panel = page.inner_html("#rater-panel").lower()
         assert not any(name in panel for name in METHOD_NAMES)  # names are not on the page before the vote
         page.click(choice)

@@ -11,14 +11,32 @@ def parse(text, qualifiers=frozenset({"pruned", "offset"})):
     return parse_intent(text, NOW, qualifiers)
 
 
-@pytest.mark.parametrize("text, subject", [("my kitty", "cat"), ("the plushie", "toy"), ("two puppies", "dog"), ("my sneakers", "shoe"),
-                                           ("a doggo in the rain", "dog"), ("ponies", "horse")])
+@pytest.mark.parametrize(
+    "text, subject",
+    [
+        ("my kitty", "cat"),
+        ("the plushie", "toy"),
+        ("two puppies", "dog"),
+        ("my sneakers", "shoe"),
+        ("a doggo in the rain", "dog"),
+        ("ponies", "horse"),
+    ],
+)
 def test_subject_synonyms_and_plurals(text, subject):
     assert parse(text).subjects == [subject]
 
 
-@pytest.mark.parametrize("text, style", [("a realistic bear", "photo"), ("anime girl", "anime"), ("pencil sketch of a cat", "sketch"),
-                                         ("watercolour house", "watercolor"), ("8-bit car", "pixel"), ("oil painting of a tree", "oil painting")])
+@pytest.mark.parametrize(
+    "text, style",
+    [
+        ("a realistic bear", "photo"),
+        ("anime girl", "anime"),
+        ("pencil sketch of a cat", "sketch"),
+        ("watercolour house", "watercolor"),
+        ("8-bit car", "pixel"),
+        ("oil painting of a tree", "oil painting"),
+    ],
+)
 def test_styles(text, style):
     assert style in parse(text).styles
 
@@ -54,7 +72,9 @@ def test_explicit_dates_ranges_and_seasons():
     assert _labels(parse("my cat from 2025-04-11").created) == ["April 11, 2025"]
     assert _labels(parse("April 11th, 2025 dog").created) == ["April 11, 2025"]
     between = parse("anime between March and May 2025").created
-    assert len(between) == 1 and between[0].start == dt.datetime(2025, 3, 1) and between[0].end == dt.datetime(2025, 6, 1)
+    assert (
+        len(between) == 1 and between[0].start == dt.datetime(2025, 3, 1) and between[0].end == dt.datetime(2025, 6, 1)
+    )
     spring = parse("spring 2025 sketch").created
     assert _labels(spring) == ["spring 2025"] and spring[0].end == dt.datetime(2025, 6, 1)
     winter = parse("winter 2025 tree").created[0]
@@ -68,9 +88,17 @@ def test_recency_and_order():
     assert parse("the latest version of my bear").version_order == "newest"
 
 
-@pytest.mark.parametrize("text, number, qualifiers", [("v2 sketch model", 2.0, []), ("version 3", 3.0, []), ("v1.3 dim16 bear", 1.3, ["dim16"]),
-                                                      ("epoch 4 of my plushie", 4.0, []), ("the second version of my cat", 2.0, []),
-                                                      ("the pruned one", None, ["pruned"])])
+@pytest.mark.parametrize(
+    "text, number, qualifiers",
+    [
+        ("v2 sketch model", 2.0, []),
+        ("version 3", 3.0, []),
+        ("v1.3 dim16 bear", 1.3, ["dim16"]),
+        ("epoch 4 of my plushie", 4.0, []),
+        ("the second version of my cat", 2.0, []),
+        ("the pruned one", None, ["pruned"]),
+    ],
+)
 def test_version_references(text, number, qualifiers):
     intent = parse(text)
     assert intent.version == number
@@ -91,6 +119,8 @@ def test_negations():
 
 def test_prompt_keeps_the_image_and_drops_the_selection():
     assert prompt_text(parse("the April dog model on a beach")) == "a dog on a beach"
-    assert prompt_text(parse("generate my cat created in spring 2025 sleeping on a sofa")) == "a cat sleeping on a sofa"
+    assert (
+        prompt_text(parse("generate my cat created in spring 2025 sleeping on a sofa")) == "a cat sleeping on a sofa"
+    )
     assert prompt_text(parse("epoch 4 of my plushie")) == "a plushie"
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"

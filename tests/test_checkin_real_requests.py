@@ -16,38 +16,158 @@ from personalq.repository.service import CheckpointFilter, Repository
 NOW = dt.datetime(2024, 3, 1, 12)
 # id, name, family, version, creator, triggers, tags, description, created
 CARDS = [
-    ("mosaic-1", "[Quillon] Tessera Mosaic Style v1.0", "tessera", "v1.0", "quillon", ["tessmos"], ["style"],
-     "Roman floor mosaics with small stones", "2023-05-02"),
-    ("mosaic-2", "[Quillon] Tessera Mosaic Style v2.0_offset", "tessera", "v2.0_offset", "quillon", ["tessmos"], ["style"],
-     "Roman floor mosaics with small stones", "2023-07-09"),
-    ("mosaic-3", "[Quillon] Tessera Mosaic Style v2.0_original", "tessera", "v2.0_original", "quillon", ["tessmos"], ["style"],
-     "Roman floor mosaics with small stones", "2023-07-10"),
-    ("lantern-1", "LanternGlowMix A1", "lanternglow", "A1", "hikari_works", ["glowmix"], ["lighting"],
-     "warm paper lantern light for night scenes", "2023-08-01"),
-    ("lantern-2", "LanternGlowMix A2-HEAVY", "lanternglow", "A2-HEAVY", "hikari_works", ["glowmix heavy"], ["lighting"],
-     "warm paper lantern light for night scenes", "2023-08-20"),
-    ("lantern-3", "LanternGlowMix A2-soft", "lanternglow", "A2-soft", "hikari_works", ["glowmix soft"], ["lighting"],
-     "warm paper lantern light for night scenes", "2023-09-03"),
-    ("ink-1", "Sumi Brush 墨笔 v1", "sumi", "v1", "bokuseki", ["sumibrush"], ["ink", "style"],
-     "black ink brush painting, one for landscapes", "2023-04-11"),
-    ("ink-2", "Sumi Brush 墨笔 v2 [fp16]", "sumi", "v2 [fp16]", "bokuseki", ["sumibrush"], ["ink", "style"],
-     "black ink brush painting, one for landscapes", "2023-10-01"),
-    ("ink-other", "Inkwash Dreams", "inkwash", "1.0", "tusk", ["inkwashdream"], ["ink", "style"],
-     "ink wash painting for cartoons and comics", "2023-06-06"),
-    ("harbor", "Harbor Lighthouse Pack v1", "harbor-lighthouse", "v1", "seaside", ["harborlight"], ["building"],
-     "a lighthouse on the harbor", "2023-03-03"),
-    ("voxel-1", "VoxelWorld Epoch 4", "voxelworld", "Epoch 4", "blockhead", ["voxw"], ["3d", "style"],
-     "voxel cube worlds", "2023-01-15"),
-    ("voxel-2", "VoxelWorld Epoch 8 fixed", "voxelworld", "Epoch 8 fixed", "blockhead", ["voxw"], ["3d", "style"],
-     "voxel cube worlds", "2023-02-15"),
+    (
+        "mosaic-1",
+        "[Quillon] Tessera Mosaic Style v1.0",
+        "tessera",
+        "v1.0",
+        "quillon",
+        ["tessmos"],
+        ["style"],
+        "Roman floor mosaics with small stones",
+        "2023-05-02",
+    ),
+    (
+        "mosaic-2",
+        "[Quillon] Tessera Mosaic Style v2.0_offset",
+        "tessera",
+        "v2.0_offset",
+        "quillon",
+        ["tessmos"],
+        ["style"],
+        "Roman floor mosaics with small stones",
+        "2023-07-09",
+    ),
+    (
+        "mosaic-3",
+        "[Quillon] Tessera Mosaic Style v2.0_original",
+        "tessera",
+        "v2.0_original",
+        "quillon",
+        ["tessmos"],
+        ["style"],
+        "Roman floor mosaics with small stones",
+        "2023-07-10",
+    ),
+    (
+        "lantern-1",
+        "LanternGlowMix A1",
+        "lanternglow",
+        "A1",
+        "hikari_works",
+        ["glowmix"],
+        ["lighting"],
+        "warm paper lantern light for night scenes",
+        "2023-08-01",
+    ),
+    (
+        "lantern-2",
+        "LanternGlowMix A2-HEAVY",
+        "lanternglow",
+        "A2-HEAVY",
+        "hikari_works",
+        ["glowmix heavy"],
+        ["lighting"],
+        "warm paper lantern light for night scenes",
+        "2023-08-20",
+    ),
+    (
+        "lantern-3",
+        "LanternGlowMix A2-soft",
+        "lanternglow",
+        "A2-soft",
+        "hikari_works",
+        ["glowmix soft"],
+        ["lighting"],
+        "warm paper lantern light for night scenes",
+        "2023-09-03",
+    ),
+    (
+        "ink-1",
+        "Sumi Brush 墨笔 v1",
+        "sumi",
+        "v1",
+        "bokuseki",
+        ["sumibrush"],
+        ["ink", "style"],
+        "black ink brush painting, one for landscapes",
+        "2023-04-11",
+    ),
+    (
+        "ink-2",
+        "Sumi Brush 墨笔 v2 [fp16]",
+        "sumi",
+        "v2 [fp16]",
+        "bokuseki",
+        ["sumibrush"],
+        ["ink", "style"],
+        "black ink brush painting, one for landscapes",
+        "2023-10-01",
+    ),
+    (
+        "ink-other",
+        "Inkwash Dreams",
+        "inkwash",
+        "1.0",
+        "tusk",
+        ["inkwashdream"],
+        ["ink", "style"],
+        "ink wash painting for cartoons and comics",
+        "2023-06-06",
+    ),
+    (
+        "harbor",
+        "Harbor Lighthouse Pack v1",
+        "harbor-lighthouse",
+        "v1",
+        "seaside",
+        ["harborlight"],
+        ["building"],
+        "a lighthouse on the harbor",
+        "2023-03-03",
+    ),
+    (
+        "voxel-1",
+        "VoxelWorld Epoch 4",
+        "voxelworld",
+        "Epoch 4",
+        "blockhead",
+        ["voxw"],
+        ["3d", "style"],
+        "voxel cube worlds",
+        "2023-01-15",
+    ),
+    (
+        "voxel-2",
+        "VoxelWorld Epoch 8 fixed",
+        "voxelworld",
+        "Epoch 8 fixed",
+        "blockhead",
+        ["voxw"],
+        ["3d", "style"],
+        "voxel cube worlds",
+        "2023-02-15",
+    ),
 ]
 
 
 @pytest.fixture
 def checkin(settings, tmp_path):
     for cid, name, family, version, creator, triggers, tags, description, created in CARDS:
-        write_card(tmp_path / "cards", cid, name=name, family=family, version=version, creator=creator, triggers=triggers,
-                   tags=tags, subjects=[], styles=[], description=description, created_at=created)
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=name,
+            family=family,
+            version=version,
+            creator=creator,
+            triggers=triggers,
+            tags=tags,
+            subjects=[],
+            styles=[],
+            description=description,
+            created_at=created,
+        )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
     return CheckIn(repository)
@@ -59,12 +179,16 @@ def ask(checkin, text):
 
 # 1. what to draw is the prompt, not a constraint on which model
 
-@pytest.mark.parametrize("request_text, expected", [
-    ("a lighthouse at dusk with my tessera mosaic lora, the original", "mosaic-3"),
-    ("a dragon over a harbor, glowmix heavy", "lantern-2"),
-    ("SumiBrush v1, a castle on a cliff", "ink-1"),
-    ("a train crossing a bridge in the voxelworld epoch 4 style", "voxel-1"),
-])
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("a lighthouse at dusk with my tessera mosaic lora, the original", "mosaic-3"),
+        ("a dragon over a harbor, glowmix heavy", "lantern-2"),
+        ("SumiBrush v1, a castle on a cliff", "ink-1"),
+        ("a train crossing a bridge in the voxelworld epoch 4 style", "voxel-1"),
+    ],
+)
 def test_the_picture_words_do_not_pick_the_model(checkin, request_text, expected):
     result = ask(checkin, request_text)
     assert (result.status, result.checkpoint_id) == ("selected", expected)
@@ -76,8 +200,14 @@ def test_the_selection_phrase_leaves_the_prompt_and_the_trigger_goes_in(checkin)
     assert "tessera" not in result.prompt.lower() and "lora" not in result.prompt.lower()
 
 
-@pytest.mark.parametrize("request_text", ["my origami lora, a paper crane", "a cat in a box with my moomin style lora",
-                                          "the blorptastic embedding, a lighthouse"])
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "my origami lora, a paper crane",
+        "a cat in a box with my moomin style lora",
+        "the blorptastic embedding, a lighthouse",
+    ],
+)
 def test_a_named_model_that_is_not_there_is_no_match_even_when_the_picture_words_are(checkin, request_text):
     result = ask(checkin, request_text)
     assert result.status == "no_match", result
@@ -86,15 +216,19 @@ def test_a_named_model_that_is_not_there_is_no_match_even_when_the_picture_words
 
 # 2. real names and version labels, referred to loosely
 
-@pytest.mark.parametrize("request_text, expected", [
-    ("quillon's tessera v1, a fountain", "mosaic-1"),  # creator + version
-    ("lantern glow mix A2 heavy, a night market", "lantern-2"),  # CamelCase name spaced out
-    ("lanternglowmix, the soft one", "lantern-3"),  # a word of the version label
-    ("the fp16 sumi brush, a crane", "ink-2"),  # a bracketed qualifier
-    ("墨笔 v2, 画一只鹤", "ink-2"),  # the CJK part of the name
-    ("voxelworld, the fixed one", "voxel-2"),
-    ("voxelwrold epoch 8", "voxel-2"),  # a typo
-])
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("quillon's tessera v1, a fountain", "mosaic-1"),  # creator + version
+        ("lantern glow mix A2 heavy, a night market", "lantern-2"),  # CamelCase name spaced out
+        ("lanternglowmix, the soft one", "lantern-3"),  # a word of the version label
+        ("the fp16 sumi brush, a crane", "ink-2"),  # a bracketed qualifier
+        ("墨笔 v2, 画一只鹤", "ink-2"),  # the CJK part of the name
+        ("voxelworld, the fixed one", "voxel-2"),
+        ("voxelwrold epoch 8", "voxel-2"),  # a typo
+    ],
+)
 def test_loose_references_to_real_names_and_labels(checkin, request_text, expected):
     result = ask(checkin, request_text)
     assert (result.status, result.checkpoint_id) == ("selected", expected), result
@@ -107,9 +241,16 @@ def test_a_version_that_does_not_exist_is_no_match(checkin):
 
 # 3. follow-up answers resolve against what tells the options apart
 
-@pytest.mark.parametrize("answer, expected", [
-    ("the heavy one", "lantern-2"), ("the newest", "lantern-3"), ("A1", "lantern-1"), ("the second one", None),
-])
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        ("the heavy one", "lantern-2"),
+        ("the newest", "lantern-3"),
+        ("A1", "lantern-1"),
+        ("the second one", None),
+    ],
+)
 def test_follow_up_answers(checkin, answer, expected):
     first = ask(checkin, "lanternglowmix, a paper lantern festival")
     assert first.status == "clarify" and len(first.options) == 3
@@ -130,6 +271,7 @@ def test_follow_up_by_description_word_and_by_creator(checkin):
 
 # 4. questions say what they ask about, and options what tells them apart
 
+
 def test_a_question_about_versions_names_the_model(checkin):
     result = ask(checkin, "lanternglowmix, a paper lantern festival")
     assert "LanternGlowMix" in result.question
@@ -144,6 +286,7 @@ def test_a_question_across_models_says_several_fit(checkin):
 
 # the creator is a card field: stored, filterable, searchable
 
+
 def test_creator_is_stored_filtered_and_searched(checkin):
     repository = checkin.repository
     assert repository.get("ink-2").creator == "bokuseki"
@@ -154,15 +297,33 @@ def test_creator_is_stored_filtered_and_searched(checkin):
 
 # no card text and no request can crash Check-in
 
-NASTY = ["\\h\\1\\g<0>", "$1 ${x} \\\\", "(?P<x>.*)+[", "{0}{name}%s", "<lora:a\\b:0.8>", "見返り美人🎨", "\u202eevil\u202c",
-         "\u200b\u200f", "*?+.^$|()[]{}"]
+NASTY = [
+    "\\h\\1\\g<0>",
+    "$1 ${x} \\\\",
+    "(?P<x>.*)+[",
+    "{0}{name}%s",
+    "<lora:a\\b:0.8>",
+    "見返り美人🎨",
+    "\u202eevil\u202c",
+    "\u200b\u200f",
+    "*?+.^$|()[]{}",
+]
 
 
 def test_nasty_strings_in_cards_and_requests_never_crash(settings, tmp_path):
     for i, nasty in enumerate(NASTY):
-        write_card(tmp_path / "cards", f"nasty-{i}", name=f"Nasty {nasty} v{i}", family=f"nasty-{i}", version=f"v{i} {nasty}",
-                   creator=nasty, triggers=[nasty, f"trig{i}"], tags=[nasty], description=f"made with {nasty}",
-                   created_at="2023-01-01")
+        write_card(
+            tmp_path / "cards",
+            f"nasty-{i}",
+            name=f"Nasty {nasty} v{i}",
+            family=f"nasty-{i}",
+            version=f"v{i} {nasty}",
+            creator=nasty,
+            triggers=[nasty, f"trig{i}"],
+            tags=[nasty],
+            description=f"made with {nasty}",
+            created_at="2023-01-01",
+        )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
     checkin = CheckIn(repository)
@@ -183,4 +344,8 @@ def test_repo_list_filters_by_creator(checkin, settings):
 
     result = CliRunner().invoke(app, ["repo", "list", "--creator", "Hikari_Works", "--home", str(settings.home)])
     assert result.exit_code == 0, result.output
-    assert sorted(line.split("\t")[0] for line in result.output.splitlines()) == ["lantern-1", "lantern-2", "lantern-3"]
+    assert sorted(line.split("\t")[0] for line in result.output.splitlines()) == [
+        "lantern-1",
+        "lantern-2",
+        "lantern-3",
+    ]

@@ -23,25 +23,69 @@ CARDS = [
     ("fence", "Picket Fence Builder", "fence", "1.0", ["pfence"], [], "white wooden fences", "2023-06-01"),
     ("dino-a", "Saurian Plates V3 - Crest", "saurian", "V3 - Crest", ["splates"], [], "dinosaur art", "2023-04-01"),
     ("dino-b", "Saurian Plates V3 - Paint", "saurian", "V3 - Paint", ["splates"], [], "dinosaur art", "2023-04-02"),
-    ("noir-1", "Rainy Alley v2.0", "alley", "v2.0", ["alley, noir style, neon style"], [], "wet streets", "2023-02-01"),
+    (
+        "noir-1",
+        "Rainy Alley v2.0",
+        "alley",
+        "v2.0",
+        ["alley, noir style, neon style"],
+        [],
+        "wet streets",
+        "2023-02-01",
+    ),
     ("noir-2", "Rainy Alley v2.0-noir", "alley", "v2.0-noir", ["alley noir"], [], "wet streets", "2023-02-05"),
     ("sky-sun", "Sun, Moon and Star Pack Sun768", "skypack", "Sun768", ["skysun"], [], "celestial set", "2023-03-01"),
-    ("sky-moon", "Sun, Moon and Star Pack Moon768", "skypack", "Moon768", ["skymoon"], [], "celestial set", "2023-03-02"),
-    ("sky-star", "Sun, Moon and Star Pack Star768", "skypack", "Star768", ["skystar"], [], "celestial set", "2023-03-03"),
+    (
+        "sky-moon",
+        "Sun, Moon and Star Pack Moon768",
+        "skypack",
+        "Moon768",
+        ["skymoon"],
+        [],
+        "celestial set",
+        "2023-03-02",
+    ),
+    (
+        "sky-star",
+        "Sun, Moon and Star Pack Star768",
+        "skypack",
+        "Star768",
+        ["skystar"],
+        [],
+        "celestial set",
+        "2023-03-03",
+    ),
     ("pebble-1", "Pebble Style Pebble V1", "pebble", "Pebble V1", ["pebbly"], [], "smooth river stones", "2023-05-05"),
     ("pebble-2", "Pebble Style v2.0", "pebble", "v2.0", ["pebbly"], [], "smooth river stones", "2023-06-06"),
     ("pebble-3", "Pebble Style v3.0", "pebble", "v3.0", ["pebbly"], [], "smooth river stones", "2023-07-07"),
     ("dusk", "Velvet Dusk v1", "velvet-dusk", "v1", ["vdusk"], [], "purple evening light", "2023-09-01"),
     ("dusk-other", "Dusk Harbor v1", "dusk-harbor", "v1", ["dharbor"], [], "boats at dusk", "2023-05-10"),
     ("neg-1", "Quick Negative (+ QuickNegV2) v2", "quickneg", "v2", ["qneg2"], [], "negative embedding", "2023-06-01"),
-    ("neg-2", "Quick Negative (+ QuickNegV2) v1.0 Normal", "quickneg", "v1.0 Normal", ["qneg"], [], "negative embedding",
-     "2023-05-01"),
+    (
+        "neg-2",
+        "Quick Negative (+ QuickNegV2) v1.0 Normal",
+        "quickneg",
+        "v1.0 Normal",
+        ["qneg"],
+        [],
+        "negative embedding",
+        "2023-05-01",
+    ),
     ("kite-1", "Kite Festival v1", "kite", "v1", ["kitefest"], ["anime"], "kites in the sky", "2023-01-01"),
     ("kite-2", "Kite Festival v2", "kite", "v2", ["kitefest"], ["watercolor"], "kites in the sky", "2023-02-01"),
     ("moon-1", "CopperMoonAI v1.0", "coppermoon", "v1.0", ["cmoon"], [], "brass and fog", "2023-05-03"),
     ("moon-2", "CopperMoonAI v2.0", "coppermoon", "v2.0", ["cmoon"], [], "brass and fog", "2023-06-03"),
     ("keeper", "Lighthouse Keeper v1", "keeper", "v1", ["lhkeeper"], [], "a lighthouse on a cliff", "2023-06-20"),
-    ("quiet", "QuietGrain Negative", "quietgrain", "v1", ["quietgrain"], [], "negative embedding (女孩, 花园)", "2023-04-04"),
+    (
+        "quiet",
+        "QuietGrain Negative",
+        "quietgrain",
+        "v1",
+        ["quietgrain"],
+        [],
+        "negative embedding (女孩, 花园)",
+        "2023-04-04",
+    ),
     ("dress", "长裙 Long Dress v3", "dress", "v3", ["longdress"], [], "flowing skirts (就是那个长裙)", "2023-05-05"),
     ("dress-2", "长裙 Long Dress v2", "dress", "v2", ["longdress"], [], "flowing skirts", "2023-04-05"),
 ]
@@ -50,8 +94,19 @@ CARDS = [
 @pytest.fixture
 def checkin(settings, tmp_path):
     for cid, name, family, version, triggers, styles, description, created in CARDS:
-        write_card(tmp_path / "cards", cid, name=name, family=family, version=version, triggers=triggers, tags=[],
-                   subjects=[], styles=styles, description=description, created_at=created)
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=name,
+            family=family,
+            version=version,
+            triggers=triggers,
+            tags=[],
+            subjects=[],
+            styles=styles,
+            description=description,
+            created_at=created,
+        )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
     return CheckIn(repository)
@@ -62,11 +117,14 @@ def picked(checkin, text):
     return result.status, result.checkpoint_id
 
 
-@pytest.mark.parametrize("request_text, expected", [
-    ("glimmerfox v2 sitting on a fence", "fox-2"),  # the version number marks the name; "fence" is the picture
-    ("a raptor in the jungle, saurian plates V3 paint", "dino-b"),  # a short tail after the number is the label
-    ("paint a raptor with saurian plates V3 crest", "dino-a"),  # "paint" asks for the picture
-])
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("glimmerfox v2 sitting on a fence", "fox-2"),  # the version number marks the name; "fence" is the picture
+        ("a raptor in the jungle, saurian plates V3 paint", "dino-b"),  # a short tail after the number is the label
+        ("paint a raptor with saurian plates V3 crest", "dino-a"),  # "paint" asks for the picture
+    ],
+)
 def test_a_version_number_marks_the_name_and_its_label(checkin, request_text, expected):
     assert picked(checkin, request_text) == ("selected", expected)
 
@@ -81,7 +139,11 @@ def test_a_name_that_lists_its_versions_lets_one_word_pick_the_version(checkin):
 
 def test_a_label_that_repeats_the_name_does_not_pick_the_first_version(checkin):
     result = checkin.ask("pebble style lora, a beach", NOW)
-    assert result.status == "clarify" and {o.checkpoint_ids[0] for o in result.options} == {"pebble-1", "pebble-2", "pebble-3"}
+    assert result.status == "clarify" and {o.checkpoint_ids[0] for o in result.options} == {
+        "pebble-1",
+        "pebble-2",
+        "pebble-3",
+    }
 
 
 def test_a_date_said_of_the_checkpoint_applies_however_old(checkin):
@@ -105,11 +167,14 @@ def test_a_named_style_tells_versions_apart(checkin):
     assert picked(checkin, "my latest anime kite festival") == ("selected", "kite-1")
 
 
-@pytest.mark.parametrize("request_text, expected", [
-    # the clause a model's name spells out whole is the name; the others are the picture
-    ("a lighthouse on a stormy coast, copper moon, the version from june", "moon-2"),
-    ("a lighthouse on a stormy coast - quietgrain", "quiet"),
-])
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # the clause a model's name spells out whole is the name; the others are the picture
+        ("a lighthouse on a stormy coast, copper moon, the version from june", "moon-2"),
+        ("a lighthouse on a stormy coast - quietgrain", "quiet"),
+    ],
+)
 def test_the_clause_a_name_spells_out_names_the_model(checkin, request_text, expected):
     assert picked(checkin, request_text) == ("selected", expected)
 
@@ -133,17 +198,31 @@ def test_a_demonstrative_is_not_a_name(checkin):
 
 def test_the_benchmark_prints_a_confusion_table_and_every_miss_with_its_reason(checkin, settings, tmp_path):
     instances = [
-        {"instance_id": "t-1", "query": "glimmerfox v2 on a fence", "now": "2024-03-01",
-         "ground_truth": {"status": "selected", "checkpoint_id": "fox-2"}},
-        {"instance_id": "t-2", "query": "my moomin lora, a troll", "now": "2024-03-01",
-         "ground_truth": {"status": "no_match"}},
-        {"instance_id": "t-3", "query": "glimmerfox v7 in a meadow", "now": "2024-03-01",  # truth wrong on purpose: a miss
-         "ground_truth": {"status": "selected", "checkpoint_id": "fox-1"}},
+        {
+            "instance_id": "t-1",
+            "query": "glimmerfox v2 on a fence",
+            "now": "2024-03-01",
+            "ground_truth": {"status": "selected", "checkpoint_id": "fox-2"},
+        },
+        {
+            "instance_id": "t-2",
+            "query": "my moomin lora, a troll",
+            "now": "2024-03-01",
+            "ground_truth": {"status": "no_match"},
+        },
+        {
+            "instance_id": "t-3",
+            "query": "glimmerfox v7 in a meadow",
+            "now": "2024-03-01",  # truth wrong on purpose: a miss
+            "ground_truth": {"status": "selected", "checkpoint_id": "fox-1"},
+        },
     ]
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps(i) + "\n" for i in instances))
     out = tmp_path / "predictions.jsonl"
-    result = CliRunner().invoke(app, ["bench", "checkin", "--prompts", str(prompts), "--home", str(settings.home), "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["bench", "checkin", "--prompts", str(prompts), "--home", str(settings.home), "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "| selected | 1 | 0 | 1 |" in result.output and "| no_match | 0 | 0 | 1 |" in result.output
     assert "checkin: 1 misses" in result.output

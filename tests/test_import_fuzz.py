@@ -28,7 +28,9 @@ def files(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=120, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(rng=st.randoms(use_true_random=False), hostile=st.integers(1, 4), good=st.integers(1, 2))
 def test_hostile_files_never_abort_leak_or_leave_rows(shared_repository, files, rng, hostile, good):
     batch = write_batch(rng, files, hostile, good)

@@ -17,9 +17,20 @@ def test_card_folder_with_weights_and_preview(repository, tmp_path):
     folder = tmp_path / "cards"
     lora = write_kohya_lora(folder / "weights" / "bear-v4.safetensors")
     (folder / "bear-v4.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    write_card(folder, "bear-v4", name="Teddy bear v4", family="teddy-bear", version=4, weights="weights/bear-v4.safetensors",
-               preview="bear-v4.png", styles=["realistic"], subjects=["bear", "teddy bear"])
-    (folder / "second.json").write_text(json.dumps({"id": "cat-v1", "name": "Cat v1", "created_at": "2024-01-02", "triggers": ["<cat>"]}))
+    write_card(
+        folder,
+        "bear-v4",
+        name="Teddy bear v4",
+        family="teddy-bear",
+        version=4,
+        weights="weights/bear-v4.safetensors",
+        preview="bear-v4.png",
+        styles=["realistic"],
+        subjects=["bear", "teddy bear"],
+    )
+    (folder / "second.json").write_text(
+        json.dumps({"id": "cat-v1", "name": "Cat v1", "created_at": "2024-01-02", "triggers": ["<cat>"]})
+    )
     report = repository.import_paths([folder])
     assert report.ok, report.outcomes
     assert report.count("imported") == 2  # the LoRA file is claimed by its card, not imported twice
@@ -49,10 +60,25 @@ def test_civitai_info_next_to_model_file(repository, tmp_path):
 
 def test_civitai_model_json_gives_one_checkpoint_per_version(repository, tmp_path):
     model = {
-        "id": 9, "name": "Pixel Sprites", "type": "LORA", "tags": ["pixel art"],
+        "id": 9,
+        "name": "Pixel Sprites",
+        "type": "LORA",
+        "tags": ["pixel art"],
         "modelVersions": [
-            {"id": 1, "name": "v1.0", "createdAt": "2023-01-01T00:00:00Z", "baseModel": "SD 1.5", "trainedWords": ["pixsprite"]},
-            {"id": 2, "name": "v3.0 (morden_pixel)", "createdAt": "2023-03-01T00:00:00Z", "baseModel": "SDXL 1.0", "trainedWords": []},
+            {
+                "id": 1,
+                "name": "v1.0",
+                "createdAt": "2023-01-01T00:00:00Z",
+                "baseModel": "SD 1.5",
+                "trainedWords": ["pixsprite"],
+            },
+            {
+                "id": 2,
+                "name": "v3.0 (morden_pixel)",
+                "createdAt": "2023-03-01T00:00:00Z",
+                "baseModel": "SDXL 1.0",
+                "trainedWords": [],
+            },
         ],
     }
     (tmp_path / "model.json").write_text(json.dumps(model))
@@ -79,8 +105,14 @@ def test_kohya_header_only(repository, tmp_path):
 def test_kohya_modelspec_keys_win(repository, tmp_path):
     path = write_kohya_lora(
         tmp_path / "anime_sketch.safetensors",
-        **{"modelspec.title": "Anime Sketch", "modelspec.date": "2025-05-06", "modelspec.description": "rough pencil lines",
-           "modelspec.tags": "anime, sketch", "modelspec.trigger_phrase": "anmsketch", "modelspec.architecture": "stable-diffusion-xl-v1-base/lora"},
+        **{
+            "modelspec.title": "Anime Sketch",
+            "modelspec.date": "2025-05-06",
+            "modelspec.description": "rough pencil lines",
+            "modelspec.tags": "anime, sketch",
+            "modelspec.trigger_phrase": "anmsketch",
+            "modelspec.architecture": "stable-diffusion-xl-v1-base/lora",
+        },
     )
     repository.import_paths([path])
     card = repository.list()[0]

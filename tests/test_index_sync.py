@@ -42,8 +42,11 @@ def test_rows_added_changed_and_removed_behind_the_index_are_patched(settings, r
     _import_three(repository, tmp_path)
     repository.dense.delete(["ck-0"])  # a row the index lost
     with repository.sessions.begin() as session:  # a card changed in the database
-        session.execute(update(Checkpoint).where(Checkpoint.id == "ck-1").values(
-            card_json=Checkpoint.card_json, content_hash="changed", description="a wolf"))
+        session.execute(
+            update(Checkpoint)
+            .where(Checkpoint.id == "ck-1")
+            .values(card_json=Checkpoint.card_json, content_hash="changed", description="a wolf")
+        )
     from personalq.repository.index import IndexedDoc
 
     repository.dense.upsert([IndexedDoc("orphan", "nothing", "x")])  # an entry with no row

@@ -81,8 +81,14 @@ def test_the_api_key_is_a_secret_never_shown(tmp_path):
 
 
 def test_card_text_cannot_plant_images_links_or_html_in_the_chat(settings, tmp_path):
-    write_card(tmp_path / "cards", "evil-v1", name="Evil ![x](http://attacker.example/p.png) <img src=x onerror=alert(1)>",
-               version="[click](http://attacker.example)", triggers=["evl"], subjects=["lantern"])
+    write_card(
+        tmp_path / "cards",
+        "evil-v1",
+        name="Evil ![x](http://attacker.example/p.png) <img src=x onerror=alert(1)>",
+        version="[click](http://attacker.example)",
+        triggers=["evl"],
+        subjects=["lantern"],
+    )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
     turn = Conversation(CheckIn(repository), repository).reply("evil lantern", ChatState())
@@ -104,7 +110,9 @@ def test_old_outputs_and_sessions_are_deleted_fresh_ones_kept(settings):
     two_hours_ago = time.time() - 7200
     os.utime(old, (two_hours_ago, two_hours_ago))
     store = SessionStore(repository)
-    kept = store.create("a fox", dt.datetime(2024, 1, 1), "clarify", SessionState(prompt="a fox", candidate_ids=[], options=[]))
+    kept = store.create(
+        "a fox", dt.datetime(2024, 1, 1), "clarify", SessionState(prompt="a fox", candidate_ids=[], options=[])
+    )
     pruned = prune(settings, repository, now=time.time())
     assert pruned.output_folders == 1 and not old.exists() and fresh.exists()
     assert pruned.sessions == 0 and store.load(kept)
@@ -166,8 +174,9 @@ def test_the_app_serves_its_images_with_the_home_outside_cwd_and_temp(outside_ap
 
     app, settings = outside_app
     client = Client(app.local_url, verbose=False)
-    history, _image, stats, _box = client.predict("the latest teddy bear", [], "FP32", True, 2048, 0, 2, 5.0, "64 x 64", False,
-                                                 api_name="/chat")
+    history, _image, stats, _box = client.predict(
+        "the latest teddy bear", [], "FP32", True, 2048, 0, 2, 5.0, "64 x 64", False, api_name="/chat"
+    )
     assert "image ready" in stats
     files = [part for m in history for part in m["content"] if part.get("type") == "file"]
     # the card's preview (copied into the home's previews) and the final image (in the home's outputs) came back
@@ -189,8 +198,9 @@ def test_the_api_cannot_change_the_memory_budget_without_signing_in(outside_app)
 
     app, settings = outside_app
     client = Client(app.local_url, verbose=False)
-    engine_budget_line = client.predict("the latest teddy bear", [], "FP32", True, 64, 0, 1, 5.0, "64 x 64", False,
-                                        api_name="/chat")[2]
+    engine_budget_line = client.predict(
+        "the latest teddy bear", [], "FP32", True, 64, 0, 1, 5.0, "64 x 64", False, api_name="/chat"
+    )[2]
     assert f"of {settings.memory_budget_mb} MB" in engine_budget_line  # still the configured budget, not 64
 
 
@@ -213,8 +223,9 @@ def test_a_public_app_without_a_token_disables_writes_and_says_why(tmp_path):
             page.get_by_text("Import or remove").click()
             page.fill("#import-path textarea", str(tmp_path / "cards"))
             page.click("#import-button")
-            page.wait_for_function("document.querySelector('#import-status textarea').value.includes('disabled')",
-                                   timeout=60_000)
+            page.wait_for_function(
+                "document.querySelector('#import-status textarea').value.includes('disabled')", timeout=60_000
+            )
             browser.close()
         assert runtime.repository.count() == 0
     finally:
@@ -244,10 +255,16 @@ def test_space_build_makes_a_folder_that_starts_the_app_in_public_mode(outside_h
     assert CliRunner().invoke(cli, ["space", "build", str(space)]).exit_code != 0  # never over an existing folder
 
     port = free_port()
-    env = {**os.environ, "PERSONALQ_HOME": str(outside_home / "space-home"), "GRADIO_SERVER_PORT": str(port),
-           "PYTHONPATH": ""}
+    env = {
+        **os.environ,
+        "PERSONALQ_HOME": str(outside_home / "space-home"),
+        "GRADIO_SERVER_PORT": str(port),
+        "PYTHONPATH": "",
+    }
     env.pop("PERSONALQ_ADMIN_TOKEN", None)
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=space, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=space, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         config = None
         for _ in range(240):

@@ -17,7 +17,10 @@ from personalq.rating.votes import AlreadyVoted, Vote, VoteStore
 
 
 def vote(rater, item, winner, left="checkin", right="random"):
-    choice = {"checkin": "left" if left == "checkin" else "right", "random": "right" if left == "checkin" else "left"}.get(winner, winner)
+    choice = {
+        "checkin": "left" if left == "checkin" else "right",
+        "random": "right" if left == "checkin" else "left",
+    }.get(winner, winner)
     return Vote(rater, item, "a request", left, right, "a-v1", "b-v1", choice)
 
 
@@ -65,8 +68,16 @@ def small_repository(repository, tmp_path):
     folder = tmp_path / "cards"
     for animal in ("dog", "cat", "horse"):
         for version, date in ((1, "2025-03-02"), (2, "2025-09-14")):
-            write_card(folder, f"{animal}-v{version}", name=f"Pixel {animal} v{version}", family=f"pixel-{animal}", version=version,
-                       subjects=[animal], styles=["pixel art" if version == 2 else "photo"], created_at=date)
+            write_card(
+                folder,
+                f"{animal}-v{version}",
+                name=f"Pixel {animal} v{version}",
+                family=f"pixel-{animal}",
+                version=version,
+                subjects=[animal],
+                styles=["pixel art" if version == 2 else "photo"],
+                created_at=date,
+            )
     repository.import_paths([folder])
     return repository
 
@@ -100,13 +111,18 @@ def test_sides_are_randomized_per_rater_and_only_the_admin_sees_results(small_re
     assert 6 <= checkin_left <= 30  # of 36 pairs: both sides happen
     pair = service.next_pair(alice)
     service.vote(alice, pair.ticket, "tie")
-    assert service.next_pair(alice).item.id != pair.item.id and service.progress(alice) == (1, len(maker.askable(items)))
+    assert service.next_pair(alice).item.id != pair.item.id and service.progress(alice) == (
+        1,
+        len(maker.askable(items)),
+    )
     assert "win rate" in service.results(admin)
 
 
 def test_a_client_guessing_rater_tokens_is_stopped_and_others_are_not(small_repository, settings):
     settings.rater_tokens = {"tok-a": "alice"}
-    service = RatingService(settings, PairMaker(small_repository, CheckIn(small_repository)), VoteStore(small_repository), [])
+    service = RatingService(
+        settings, PairMaker(small_repository, CheckIn(small_repository)), VoteStore(small_repository), []
+    )
     for guess in range(5):
         with pytest.raises(SignInError):
             service.sign_in(f"guess-{guess}", "203.0.113.9")

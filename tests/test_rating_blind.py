@@ -15,9 +15,9 @@ from test_rating import small_repository  # noqa: F401  (the fixture)
 
 from personalq.checkin.agent import CheckIn
 from personalq.config import DEFAULT_ASSETS, load_settings
+from personalq.rating import service as rating
 from personalq.rating.items import RatingItem, all_items
 from personalq.rating.pairs import PairMaker
-from personalq.rating import service as rating
 from personalq.rating.votes import VoteStore
 from personalq.runtime import start
 from personalq.serving.engine import Engine
@@ -35,8 +35,12 @@ def test_image_names_cannot_be_recomputed_without_the_server_secret(zoo, tmp_pat
     engine, images = Engine(settings), tmp_path / "images"
     maker = PairMaker(repository, CheckIn(repository), engine, images)
     item = RatingItem("coco-bear", "coco", "a teddy bear on a beach")
-    shown = {method: Path(maker.image(item, maker.pick(item, method))) for method in ("checkin", maker.baseline_for(item))}
-    guesses = {hashlib.sha1(f"{item.id}/{method}".encode()).hexdigest()[:16] for method in maker.methods}  # a rater's dictionary
+    shown = {
+        method: Path(maker.image(item, maker.pick(item, method))) for method in ("checkin", maker.baseline_for(item))
+    }
+    guesses = {
+        hashlib.sha1(f"{item.id}/{method}".encode()).hexdigest()[:16] for method in maker.methods
+    }  # a rater's dictionary
     assert all(path.exists() for path in shown.values()) and not {path.stem for path in shown.values()} & guesses
     assert (settings.home / "secret").stat().st_mode & 0o777 == 0o600
     restarted = PairMaker(repository, CheckIn(repository), engine, images)  # the same secret: stored images are reused
@@ -48,7 +52,9 @@ def service(small_repository, settings):  # noqa: F811
     settings.rater_tokens = {"tok-a": "alice", "tok-b": "bob"}
     settings.admin_token = "tok-admin"
     maker = PairMaker(small_repository, CheckIn(small_repository), baselines=("dense",))
-    return rating.RatingService(settings, maker, VoteStore(small_repository), all_items(small_repository, repo_count=6))
+    return rating.RatingService(
+        settings, maker, VoteStore(small_repository), all_items(small_repository, repo_count=6)
+    )
 
 
 def test_every_showing_draws_its_sides_and_the_vote_follows_the_servers_record(service):
@@ -63,14 +69,21 @@ def test_every_showing_draws_its_sides_and_the_vote_follows_the_servers_record(s
     service.vote(alice, pair.ticket, "left")
     (vote,) = service.store.all()
     assert (vote.method_left, vote.method_right) == (pair.left.pick.method, pair.right.pick.method)
-    assert (vote.checkpoint_left, vote.checkpoint_right) == (pair.left.pick.checkpoint_id, pair.right.pick.checkpoint_id)
+    assert (vote.checkpoint_left, vote.checkpoint_right) == (
+        pair.left.pick.checkpoint_id,
+        pair.right.pick.checkpoint_id,
+    )
     with pytest.raises(rating.PairClosed):
         service.vote(alice, pair.ticket, "right")  # voted: closed
 
 
 def test_pairs_showing_one_checkpoint_twice_are_not_asked_and_the_results_count_them(service):
     maker, items = service.maker, service.items
-    identical = [i for i in items if maker.pick(i, "checkin").checkpoint_id == maker.pick(i, maker.baseline_for(i)).checkpoint_id]
+    identical = [
+        i
+        for i in items
+        if maker.pick(i, "checkin").checkpoint_id == maker.pick(i, maker.baseline_for(i)).checkpoint_id
+    ]
     assert identical and len(identical) < len(items)
     alice = service.sign_in("tok-a")
     assert service.progress(alice) == (0, len(items) - len(identical))

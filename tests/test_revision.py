@@ -3,6 +3,7 @@
 import datetime as dt
 
 from factories import write_card
+
 from personalq.checkin.retrieval import CardCache
 from personalq.repository.service import Repository
 

@@ -51,7 +51,11 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     report = engine.memory()
     assert report.unet_bytes < 0.27 * engine.unet_bytes_at("FP32") and report.used_bytes <= report.budget_bytes
 
-    list(engine.generate(card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=2), float_kv=True))
+    list(
+        engine.generate(
+            card, "a photo of a <teddybear-v2> bear", "W8A8", params=GenerationParams(steps=2), float_kv=True
+        )
+    )
     with_float_kv = variant_path(card, precision_config("W8A8", float_kv=True), settings.home / "taq")
     assert with_float_kv.exists() and with_float_kv != stored
     assert engine.memory().unet_bytes == engine.unet_bytes_at("W8A8", float_kv=True) > report.unet_bytes
@@ -63,7 +67,11 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
 
     fresh.set_budget_mb(100)  # the text encoder and VAE alone take ~90 MB: the float UNet no longer fits beside them
     with pytest.raises(BudgetError, match="memory budget"):
-        list(fresh.generate(repository.get("biscuit-v3"), "a photo of <biscuit-v3>", "FP32", params=GenerationParams(steps=2)))
+        list(
+            fresh.generate(
+                repository.get("biscuit-v3"), "a photo of <biscuit-v3>", "FP32", params=GenerationParams(steps=2)
+            )
+        )
     assert fresh.memory().used_bytes <= 100 * MB
 
 
@@ -72,7 +80,9 @@ def test_closing_the_stream_cancels_the_generation(served):
     engine = Engine(settings)
     card = repository.get("teddybear-v3")
     cancel = threading.Event()
-    stream = engine.generate(card, "a photo of a <teddybear-v3> bear", params=GenerationParams(steps=50), cancel=cancel)
+    stream = engine.generate(
+        card, "a photo of a <teddybear-v3> bear", params=GenerationParams(steps=50), cancel=cancel
+    )
     first = next(stream)
     stream.close()
     assert first.step == 1 and cancel.is_set()
@@ -94,7 +104,9 @@ def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(se
     folder = tmp_path / "single"
     folder.mkdir()
     save_file({k: v.contiguous() for k, v in unet.state_dict().items()}, str(folder / "merged.safetensors"))
-    write_card(folder, "merged-v1", name="Merged bear v1", kind="checkpoint", subjects=["bear"], weights="merged.safetensors")
+    write_card(
+        folder, "merged-v1", name="Merged bear v1", kind="checkpoint", subjects=["bear"], weights="merged.safetensors"
+    )
     repository.import_paths([folder / "merged-v1.yaml"])
     card = repository.get("merged-v1")
     engine = Engine(settings)
@@ -115,18 +127,36 @@ def test_quantize_command_writes_the_recipe_it_is_given_and_refuses_a_bad_one(se
     from personalq.taq.quantize import load_quantized, weight_bytes
 
     settings, _ = served
-    common = ["teddybear-v2", "--wbits", "4", "--abits", "4", "--captions", "4", "--calibration-steps", "2",
-              "--out", str(tmp_path), "--home", str(settings.home)]
+    common = [
+        "teddybear-v2",
+        "--wbits",
+        "4",
+        "--abits",
+        "4",
+        "--captions",
+        "4",
+        "--calibration-steps",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--home",
+        str(settings.home),
+    ]
     printed = {}
     for options in ([], ["--smoothing", "none", "--no-first-last-8bit"]):
         result = CliRunner().invoke(app, ["quantize", *common, *options])
         assert result.exit_code == 0, result.output
         line = json.loads(result.output.strip().splitlines()[-1])
-        assert line["ratio"] < 0.15 and weight_bytes(load_quantized(line["path"]).unet) == line["weight_bytes_quantized"]
+        assert (
+            line["ratio"] < 0.15 and weight_bytes(load_quantized(line["path"]).unet) == line["weight_bytes_quantized"]
+        )
         printed[line["config"]] = line
     assert set(printed) == {"w4a4-taq-linear-sq0.75-ends8", "w4a4-taq-linear"}
     # the recipe's factors and 8-bit ends cost a little: more bytes, not fewer
-    assert printed["w4a4-taq-linear-sq0.75-ends8"]["weight_bytes_quantized"] > printed["w4a4-taq-linear"]["weight_bytes_quantized"]
+    assert (
+        printed["w4a4-taq-linear-sq0.75-ends8"]["weight_bytes_quantized"]
+        > printed["w4a4-taq-linear"]["weight_bytes_quantized"]
+    )
 
     result = CliRunner().invoke(app, ["quantize", *common, "--smoothing", "2"])
     assert result.exit_code != 0 and "--smoothing takes a number from 0 to 1 or 'none'" in result.output

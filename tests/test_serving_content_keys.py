@@ -48,4 +48,6 @@ def test_ids_that_slugify_alike_do_not_share_a_variant(repository, settings, tmp
     config, store = precision_config("W4A8"), settings.home / "taq"
     upper, lower = repository.get("Corgi.v1"), repository.get("corgi-v1")
     assert variant_path(upper, config, store) != variant_path(lower, config, store)
-    assert variant_path(upper, config, store) == variant_path(repository.get("Corgi.v1"), config, store)  # stable across reads
+    assert variant_path(upper, config, store) == variant_path(
+        repository.get("Corgi.v1"), config, store
+    )  # stable across reads

@@ -26,8 +26,13 @@ PERSONALQ = str(Path(sys.executable).with_name("personalq"))
 
 
 def _cli_import(home: Path, folder: Path, **env: str) -> subprocess.Popen:
-    return subprocess.Popen([PERSONALQ, "repo", "import", str(folder), "--home", str(home)], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [PERSONALQ, "repo", "import", str(folder), "--home", str(home)],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _cards(folder: Path, count: int, subject: str = "a lighthouse") -> Path:
@@ -110,8 +115,12 @@ sys.stdin.readline()
 def test_an_index_another_process_uses_is_never_deleted(repository, settings, tmp_path, monkeypatch):
     repository.import_paths([_cards(tmp_path / "cards", 3)])
     repository.dense.close()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_INDEX, str(settings.home)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_INDEX, str(settings.home)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "open"
         before = sorted(p.name for p in settings.chroma_dir.rglob("*"))
@@ -139,8 +148,20 @@ def chroma_server(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([str(Path(sys.executable).with_name("chroma")), "run", "--path", str(tmp_path / "chroma-server"),
-                               "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("chroma")),
+            "run",
+            "--path",
+            str(tmp_path / "chroma-server"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -164,12 +185,18 @@ def test_a_chroma_server_is_shared_by_every_process(chroma_server, tmp_path):
     app.import_paths([_cards(tmp_path / "first", 10, "a teddy bear")])
     assert app.search_dense("a teddy bear", k=1)[0][0].startswith("first-")
     assert not settings.chroma_dir.exists()  # nothing embedded in the home
-    importer = _cli_import(settings.home, _cards(tmp_path / "later", 10, "a red sports car"),
-                           PERSONALQ_CHROMA_URL=chroma_server, PERSONALQ_CHROMA_COLLECTION="shared-test")
+    importer = _cli_import(
+        settings.home,
+        _cards(tmp_path / "later", 10, "a red sports car"),
+        PERSONALQ_CHROMA_URL=chroma_server,
+        PERSONALQ_CHROMA_COLLECTION="shared-test",
+    )
     assert importer.wait(timeout=300) == 0, importer.stdout.read()
     assert app.search_dense("a red sports car", k=1)[0][0].startswith("later-")
     assert app.sync_index().changed is False
-    other_home = Repository(load_settings(home=tmp_path / "other", chroma_url=chroma_server, chroma_collection="other-home"))
+    other_home = Repository(
+        load_settings(home=tmp_path / "other", chroma_url=chroma_server, chroma_collection="other-home")
+    )
     assert other_home.dense.fingerprints() == {}  # one collection per repository on a shared server
 
 

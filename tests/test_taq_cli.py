@@ -15,7 +15,10 @@ def test_taq_bench_cli_refuses_unknown_quantizers_and_no_calibration():
     result = CliRunner().invoke(app, ["bench", "taq", "--calibrations", "0"])
     assert result.exit_code != 0 and "--calibrations must be at least 1" in result.output
     result = CliRunner().invoke(app, ["bench", "taq", "--precisions", "W8A8,W2A2"])
-    assert result.exit_code != 0 and "--precisions takes some of W8A8, W4A8, W8A4, W4A4, xattn-A8, xattn-A4" in result.output
+    assert (
+        result.exit_code != 0
+        and "--precisions takes some of W8A8, W4A8, W8A4, W4A4, xattn-A8, xattn-A4" in result.output
+    )
     for smoothing in ("1.5", "strong"):
         result = CliRunner().invoke(app, ["bench", "taq", "--smoothing", smoothing])
         assert result.exit_code != 0 and "--smoothing takes a number from 0 to 1 or 'none'" in result.output

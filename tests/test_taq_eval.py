@@ -7,7 +7,6 @@ import pytest
 import torch
 from taq_models import tiny_unet, unet_inputs
 
-
 # --- the paired comparison ---------------------------------------------------------------------------------------
 
 
@@ -19,9 +18,13 @@ def test_paired_comparison_calls_a_difference_only_when_its_interval_excludes_ze
     noise = ((torch.rand(40, generator=rng) - 0.5) * 1e-4).tolist()
 
     def report(taq_mse: list[float]) -> TaqReport:
-        rows = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", 4, mse=[0.0] * 40),
-                ("W8A8", "plain", "linear"): ConfigResult("W8A8", "plain", "linear", 1, mse=base, fidelity=[True] * 40),
-                ("W8A8", "taq", "linear"): ConfigResult("W8A8", "taq", "linear", 1, mse=taq_mse, fidelity=[True] * 20 + [False] * 20)}
+        rows = {
+            ("FP32", "-", "-"): ConfigResult("FP32", "-", "-", 4, mse=[0.0] * 40),
+            ("W8A8", "plain", "linear"): ConfigResult("W8A8", "plain", "linear", 1, mse=base, fidelity=[True] * 40),
+            ("W8A8", "taq", "linear"): ConfigResult(
+                "W8A8", "taq", "linear", 1, mse=taq_mse, fidelity=[True] * 20 + [False] * 20
+            ),
+        }
         return TaqReport(rows, None, [], ["a"], 40)
 
     # 10% lower on every image: far inside the spread across images, yet certain when paired
@@ -46,15 +49,27 @@ def test_paired_comparison_calls_a_difference_only_when_its_interval_excludes_ze
 
 
 def test_paired_comparison_averages_each_image_over_calibrations():
-    """Two calibrations that disagree: one interval over the 10 images of their mean, each calibration's mean beside it."""
+    """Two calibrations that disagree: one interval over the 10 images of their mean, each calibration's mean beside
+    it."""
     from personalq.eval.taq_bench import ConfigResult, TaqReport
 
     plain = [1e-3 + i * 1e-5 for i in range(10)] * 2
     shift = [-2e-4] * 10 + [1e-4] * 10  # calibration 0 favours TAQ, calibration 1 plain
     images, calibration = [f"a/{i}" for i in range(10)] * 2, [0] * 10 + [1] * 10
-    rows = {("W8A4", "plain", "linear"): ConfigResult("W8A4", "plain", "linear", 1, mse=plain, images=images, calibration=calibration),
-            ("W8A4", "taq", "linear"): ConfigResult("W8A4", "taq", "linear", 1, mse=[p + d for p, d in zip(plain, shift)],
-                                                    images=images, calibration=calibration)}
+    rows = {
+        ("W8A4", "plain", "linear"): ConfigResult(
+            "W8A4", "plain", "linear", 1, mse=plain, images=images, calibration=calibration
+        ),
+        ("W8A4", "taq", "linear"): ConfigResult(
+            "W8A4",
+            "taq",
+            "linear",
+            1,
+            mse=[p + d for p, d in zip(plain, shift)],
+            images=images,
+            calibration=calibration,
+        ),
+    }
     (paired,) = TaqReport(rows, None, [], ["a"], 10, calibrations=2).paired()
     assert paired.per_calibration == pytest.approx((-2e-4, 1e-4))
     assert paired.mse.mean == pytest.approx(-5e-5) and paired.closer == 1.0
@@ -70,12 +85,14 @@ def test_mean_interval_brackets_the_mean_and_is_a_point_without_spread():
     with pytest.raises(ValueError):
         mean_interval([])
 
+
 # --- the step error ----------------------------------------------------------------------------------------------
 
 
 def test_step_error_replays_each_pipeline_call_and_is_zero_for_the_same_unet():
-    """Two pipeline calls of two prompts each: every 2nd of 5 steps recorded per call (3 each), each call its own batch;
-    the same UNet replayed gives exactly zero, a perturbed one a positive error per image, in generation order."""
+    """Two pipeline calls of two prompts each: every 2nd of 5 steps recorded per call (3 each), each call its own
+    batch; the same UNet replayed gives exactly zero, a perturbed one a positive error per image, in generation
+    order."""
     import copy
 
     from factories import tiny_sd_pipeline
@@ -86,8 +103,15 @@ def test_step_error_replays_each_pipeline_call_and_is_zero_for_the_same_unet():
     pipe.set_progress_bar_config(disable=True)
     with recording_calls(pipe.unet, every=2) as calls:
         for seed in (0, 1):
-            pipe(["a photo of a dog", "a cat"], num_inference_steps=5, guidance_scale=5.0, height=32, width=32,
-                 generator=torch.Generator().manual_seed(seed), output_type="latent")
+            pipe(
+                ["a photo of a dog", "a cat"],
+                num_inference_steps=5,
+                guidance_scale=5.0,
+                height=32,
+                width=32,
+                generator=torch.Generator().manual_seed(seed),
+                output_type="latent",
+            )
     assert [c.batch for c in calls] == [0, 0, 0, 1, 1, 1]
     assert all(c.sample.shape[0] == 4 for c in calls)  # classifier-free guidance: unconditional half first
     assert float(calls[0].timestep) > float(calls[1].timestep) > float(calls[2].timestep)
@@ -109,7 +133,10 @@ def test_step_error_replays_each_pipeline_call_and_is_zero_for_the_same_unet():
         for t in (900, 500):
             sample, kwargs = unet_inputs(True, seed=t)
             sdxl(sample, t, **kwargs)
-    assert [c.batch for c in sdxl_calls] == [0, 0] and set(sdxl_calls[0].added_cond_kwargs) == {"text_embeds", "time_ids"}
+    assert [c.batch for c in sdxl_calls] == [0, 0] and set(sdxl_calls[0].added_cond_kwargs) == {
+        "text_embeds",
+        "time_ids",
+    }
     assert (step_error(sdxl, sdxl_calls, 5.0) == 0).all()
 
     uncond, cond = torch.zeros(2, 4, 2, 2), torch.ones(2, 4, 2, 2)

@@ -18,7 +18,6 @@ from personalq.taq.quantize import TAQConfig, load_quantized, quantize_cross_att
 from personalq.taq.quantizers import QuantSpec
 from personalq.zoo.models import load_tokenizer
 
-
 # --- masks -------------------------------------------------------------------------------------------------------
 
 
@@ -34,8 +33,16 @@ def _masked_tokens(tokenizer, prompt, triggers, mode="taq"):
 
 
 def test_mask_covers_every_sub_token_of_a_split_trigger(tokenizer):
-    assert _masked_tokens(tokenizer, "a photo of <teddybear-v2> on a beach", ["<teddybear-v2>"]) == \
-        ["<", "teddy", "##be", "##ar", "-", "v", "##2", ">"]
+    assert _masked_tokens(tokenizer, "a photo of <teddybear-v2> on a beach", ["<teddybear-v2>"]) == [
+        "<",
+        "teddy",
+        "##be",
+        "##ar",
+        "-",
+        "v",
+        "##2",
+        ">",
+    ]
 
 
 def test_mask_covers_repeated_and_several_triggers(tokenizer):
@@ -52,6 +59,7 @@ def test_unconditional_half_protects_nothing_and_bos_protects_the_start(tokenize
     assert masks["bos"][:, 0].all() and masks["bos"].sum() == 2
     with pytest.raises(ValueError):
         token_mask(tokenizer, ["x"], [], "everything")
+
 
 # --- the processor -----------------------------------------------------------------------------------------------
 
@@ -98,15 +106,22 @@ def test_range_ratios_show_whether_protection_narrows_the_other_tokens_ranges(tr
 
     unet = tiny_unet()
     observer = calibrated(unet, False, trigger_scale)
-    taq, bos = range_ratios(observer, TAQConfig(abits=8, mode="taq")), range_ratios(observer, TAQConfig(abits=8, mode="bos"))
+    taq, bos = (
+        range_ratios(observer, TAQConfig(abits=8, mode="taq")),
+        range_ratios(observer, TAQConfig(abits=8, mode="bos")),
+    )
     layers = len(cross_attention_names(unet))
-    assert len(taq.by_part["k"]) == layers and len(taq.by_part["p"]) == 4 * layers  # one per layer; p also per timestep group
+    assert (
+        len(taq.by_part["k"]) == layers and len(taq.by_part["p"]) == 4 * layers
+    )  # one per layer; p also per timestep group
     if trigger_scale > 1:
         assert taq.median("k") < 0.3 and taq.median("v") < 0.3
         assert bos.least("k") > 0.8  # the start token was no extreme: leaving it out frees nothing
     else:
         assert 0.8 < taq.median("k") <= 1.05 and 0.8 < taq.median("v") <= 1.05
-    table = TaqReport({}, None, [], ["a"], 1, headroom={(8, "linear", "taq"): [taq, taq], (8, "linear", "bos"): [bos]}).headroom_table()
+    table = TaqReport(
+        {}, None, [], ["a"], 1, headroom={(8, "linear", "taq"): [taq, taq], (8, "linear", "bos"): [bos]}
+    ).headroom_table()
     assert f"| A8 | linear | taq | {taq.median('k'):.3f} ({taq.least('k'):.3f}) |" in table
     assert table.index("| bos |") < table.index("| taq |")
     with pytest.raises(KeyError, match="no cross-attention"):
@@ -137,14 +152,17 @@ def test_taq_at_a8_gains_where_the_trigger_sets_the_ranges_and_barely_elsewhere(
 
 
 def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
-    """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its file."""
+    """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its
+    file."""
     unet = tiny_unet()
     name = cross_attention_names(unet)[0]
     text = torch.randn(2, TOKENS, TEXT_DIM, generator=torch.Generator().manual_seed(3)) * 3
     with torch.no_grad():
         attn = unet.get_submodule(name)
         full_key, full_value = attn.to_k(text), attn.to_v(text)
-    quantized = quantize_unet(unet, TAQConfig(wbits=4, abits=8, mode="taq", protect_weights=True), calibrated(unet, False))
+    quantized = quantize_unet(
+        unet, TAQConfig(wbits=4, abits=8, mode="taq", protect_weights=True), calibrated(unet, False)
+    )
     reloaded = load_quantized(save_quantized(quantized, tmp_path / "unet.safetensors"))
     protected = torch.zeros(2, TOKENS, dtype=torch.bool)
     protected[1, 2:5] = True
@@ -153,5 +171,7 @@ def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
         attn = model.unet.get_submodule(name)
         with torch.no_grad(), model.context.protecting(protected):
             _, key, value = attn.processor.project(attn, hidden, text)
-        assert torch.equal(key[protected], full_key[protected]) and torch.equal(value[protected], full_value[protected])
+        assert torch.equal(key[protected], full_key[protected]) and torch.equal(
+            value[protected], full_value[protected]
+        )
         assert not torch.equal(key[~protected], full_key[~protected])

@@ -13,7 +13,6 @@ from personalq.taq.activations import Observer
 from personalq.taq.packing import pack, unpack
 from personalq.taq.quantizers import QuantSpec, quantize_weight
 
-
 # --- quantizers --------------------------------------------------------------------------------------------------
 
 
@@ -64,6 +63,7 @@ def test_int4_pack_unpack_is_exact(length):
     assert packed.dtype == torch.uint8 and packed.shape == (5, (length + 1) // 2)
     assert torch.equal(unpack(packed, 4, length).to(torch.int64), codes)
     assert torch.equal(unpack(pack(codes * 16, 8), 8, length).to(torch.int64), codes * 16)
+
 
 # --- smoothing ---------------------------------------------------------------------------------------------------
 
@@ -124,6 +124,7 @@ def test_observer_gives_the_smoothed_input_the_ranges_it_would_observe_after_the
     with pytest.raises(KeyError, match="per channel"):
         direct.ranges("site", 1, spec, divisor=factors)
 
+
 # --- the observer ------------------------------------------------------------------------------------------------
 
 
@@ -142,6 +143,7 @@ def test_observer_samples_the_whole_run_and_each_site_on_its_own():
     assert abs(float(sample.mean()) - (calls - 1) / 2) < 2  # every call about equally represented
     assert torch.equal(sample, crowded.samples[("attn2:k", 0)])
     assert not torch.equal(sample, reseeded.samples[("attn2:k", 0)])
+
 
 # --- AdaRound ----------------------------------------------------------------------------------------------------
 

@@ -12,8 +12,15 @@ from taq_models import TOKENS, calibrated, tiny_unet, unet_inputs
 
 from personalq.taq.attention import cross_attention_names
 from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
-from personalq.taq.quantize import (QuantizedFileError, TAQConfig, load_quantized, quantize_cross_attention, quantize_unet,
-                                    save_quantized, weight_bytes)
+from personalq.taq.quantize import (
+    QuantizedFileError,
+    TAQConfig,
+    load_quantized,
+    quantize_cross_attention,
+    quantize_unet,
+    save_quantized,
+    weight_bytes,
+)
 
 
 @pytest.mark.parametrize("sdxl", [False, True], ids=["sd15", "sdxl"])
@@ -56,7 +63,9 @@ def test_the_default_recipe_smooths_every_rounded_input_and_keeps_the_ends_at_8_
     observer = calibrated(unet, False)
     config = TAQConfig(wbits=4, abits=4, mode="taq")
     assert config.smoothing == 0.75 and config.first_last_8bit and config.tag == "w4a4-taq-linear-sq0.75-ends8"
-    assert TAQConfig(wbits=8, abits=8).tag == "w8a8-taq-linear-sq0.75" and TAQConfig(abits=16).tag == "w8a16-taq-linear"
+    assert (
+        TAQConfig(wbits=8, abits=8).tag == "w8a8-taq-linear-sq0.75" and TAQConfig(abits=16).tag == "w8a16-taq-linear"
+    )
     quantized = quantize_unet(unet, config, observer)
     layers = {name: m for name, m in unet.named_modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))}
     for name, layer in layers.items():
@@ -84,11 +93,20 @@ def test_the_default_recipe_smooths_every_rounded_input_and_keeps_the_ends_at_8_
 
 
 def test_a_smoothed_layer_reports_its_effective_weight():
-    """What peft and diffusers read as ``.weight`` is the layer's weight as it acts on its input, the factors divided out."""
+    """What peft and diffusers read as ``.weight`` is the layer's weight as it acts on its input, the factors divided
+    out."""
     source = tiny_unet()
-    floats = {name: m.weight.detach().clone() for name, m in source.named_modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))}
+    floats = {
+        name: m.weight.detach().clone()
+        for name, m in source.named_modules()
+        if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))
+    }
     quantize_unet(source, TAQConfig(wbits=8, abits=8), calibrated(source, False))
-    smoothed = [(name, m) for name, m in source.named_modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d)) and m.smoothing is not None]
+    smoothed = [
+        (name, m)
+        for name, m in source.named_modules()
+        if isinstance(m, (QuantizedLinear, QuantizedConv2d)) and m.smoothing is not None
+    ]
     assert smoothed
     for name, layer in smoothed:
         relative = float((layer.weight - floats[name]).norm() / floats[name].norm())
@@ -97,7 +115,8 @@ def test_a_smoothed_layer_reports_its_effective_weight():
 
 def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():
     """The attribution's switch: off everywhere gives the weight-only model (to float rounding); kept only in the
-    cross-attention tensors, no layer rounds its input and every attn2 processor still rounds Q, K/V and probabilities."""
+    cross-attention tensors, no layer rounds its input and every attn2 processor still rounds Q, K/V and
+    probabilities."""
     from personalq.taq.quantize import keep_activation_quantization
 
     source = tiny_unet()
@@ -115,12 +134,20 @@ def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():
     full = output(everything.unet)
     assert torch.equal(output(keep_activation_quantization(everything, lambda site: True).unet), full)
     nothing = keep_activation_quantization(quantize_unet(copy.deepcopy(source), w8a8, observer), lambda site: False)
-    assert torch.allclose(output(nothing.unet), weights_only, atol=1e-6) and not torch.allclose(full, weights_only, atol=1e-6)
+    assert torch.allclose(output(nothing.unet), weights_only, atol=1e-6) and not torch.allclose(
+        full, weights_only, atol=1e-6
+    )
 
-    cross = keep_activation_quantization(quantize_unet(copy.deepcopy(source), w8a8, observer), lambda site: ".attn2:" in site)
-    assert all(m.input_quantizer is None for m in cross.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d)))
+    cross = keep_activation_quantization(
+        quantize_unet(copy.deepcopy(source), w8a8, observer), lambda site: ".attn2:" in site
+    )
+    assert all(
+        m.input_quantizer is None for m in cross.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))
+    )
     attn2 = [p for name, p in cross.unet.attn_processors.items() if ".attn2." in name]
-    assert attn2 and all(None not in (p.quantizers.query, p.quantizers.key, p.quantizers.value, p.quantizers.probs) for p in attn2)
+    assert attn2 and all(
+        None not in (p.quantizers.query, p.quantizers.key, p.quantizers.value, p.quantizers.probs) for p in attn2
+    )
 
 
 def test_cross_attention_ablation_quantizes_only_what_the_separations_treat_differently():
@@ -158,7 +185,9 @@ def test_cross_attention_ablation_quantizes_only_what_the_separations_treat_diff
 def test_lora_stays_full_precision_on_a_quantized_base():
     unet = tiny_unet()
     quantize_unet(unet, TAQConfig(wbits=8, abits=16))
-    unet.add_adapter(LoraConfig(r=4, lora_alpha=4, target_modules=["to_k", "to_v", "to_q", "to_out.0"], init_lora_weights=False))
+    unet.add_adapter(
+        LoraConfig(r=4, lora_alpha=4, target_modules=["to_k", "to_v", "to_q", "to_out.0"], init_lora_weights=False)
+    )
     lora = [p for name, p in unet.named_parameters() if "lora_" in name]
     assert lora and all(p.dtype == torch.float32 for p in lora)
     sample, kwargs = unet_inputs(False)

@@ -35,7 +35,10 @@ def test_version_order_is_numeric():
     assert parse_version("Epoch 4").is_epoch
 
 
-@pytest.mark.parametrize("name, stem", [("bear_v2-000004", "bear"), ("Teddy bear v4", "teddy-bear"), ("Ghibli Background v2.0", "ghibli-background")])
+@pytest.mark.parametrize(
+    "name, stem",
+    [("bear_v2-000004", "bear"), ("Teddy bear v4", "teddy-bear"), ("Ghibli Background v2.0", "ghibli-background")],
+)
 def test_family_stem(name, stem):
     assert family_stem(name) == stem
 
@@ -54,8 +57,16 @@ def test_card_normalises_timezones_and_kind_aliases():
     assert card.kind == "lora"
 
 
-@pytest.mark.parametrize("fields", [{"name": "x", "created_at": "2025-01-01"}, {"id": "x", "created_at": "2025-01-01"}, {"id": "x", "name": "x"},
-                                    {"id": "../etc", "name": "x", "created_at": "2025-01-01"}, {"id": "x", "name": "x", "created_at": "yesterday"}])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"name": "x", "created_at": "2025-01-01"},
+        {"id": "x", "created_at": "2025-01-01"},
+        {"id": "x", "name": "x"},
+        {"id": "../etc", "name": "x", "created_at": "2025-01-01"},
+        {"id": "x", "name": "x", "created_at": "yesterday"},
+    ],
+)
 def test_card_rejects_missing_or_bad_fields(fields):
     with pytest.raises(ValidationError):
         Card(**fields)

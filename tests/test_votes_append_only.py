@@ -15,7 +15,13 @@ from personalq.rating.votes import Vote, VoteStore
 from personalq.repository.database import alembic_config, upgrade
 
 
-def cast(store: VoteStore, rater: str = "alice", item: str = "item-1", prompt: str = "a dog on a beach", checkpoint: str = "dog-v1") -> None:
+def cast(
+    store: VoteStore,
+    rater: str = "alice",
+    item: str = "item-1",
+    prompt: str = "a dog on a beach",
+    checkpoint: str = "dog-v1",
+) -> None:
     store.add(Vote(rater, item, prompt, "checkin", "random", checkpoint, "cat-v1", "left"))
 
 

@@ -25,7 +25,11 @@ SHIPPED = PROJECT_ROOT / "assets" / "zoo"
 
 def test_every_category_renders_and_triggers_split_into_sub_tokens():
     for category in CATEGORIES:
-        image = np.asarray(render(Subject(category, CATEGORY_GLYPHS[category][0], "crimson", "sunny beach", "dawn", "anime"), 64, seed=1))
+        image = np.asarray(
+            render(
+                Subject(category, CATEGORY_GLYPHS[category][0], "crimson", "sunny beach", "dawn", "anime"), 64, seed=1
+            )
+        )
         assert image.shape == (64, 64, 3) and image.std() > 10
     assert load_tokenizer().tokenize("<teddybear-v2>") == ["<", "teddy", "##be", "##ar", "-", "v", "##2", ">"]
 
@@ -50,7 +54,9 @@ def tiny_zoo(tmp_path_factory) -> tuple[Path, Path]:
 def test_tiny_build_runs_every_stage_and_loads_with_diffusers(tiny_zoo, settings):
     work, out = tiny_zoo
     materialize(out / "base")
-    pipe = StableDiffusionPipeline.from_pretrained(out / "base", safety_checker=None, feature_extractor=None, requires_safety_checker=False)
+    pipe = StableDiffusionPipeline.from_pretrained(
+        out / "base", safety_checker=None, feature_extractor=None, requires_safety_checker=False
+    )
     image = pipe("a photo of a dog", num_inference_steps=2, height=64, width=64, output_type="np").images[0]
     assert image.shape == (64, 64, 3)
     cards = sorted((out / "repository").glob("*.yaml"))
@@ -97,7 +103,11 @@ def test_personalize_bench_trains_each_recipe_afresh(tiny_zoo):
     base = ZooBuildConfig.tiny().personalize
     configs = recipes([1, 2], [1.0, 2.0], base)
     assert [(c.steps, c.ti_steps, c.lora_lr / base.lora_lr, c.ti_lr / base.ti_lr) for c in configs] == [
-        (1, 1, 1, 1), (1, 1, 2, 1), (2, 2, 1, 1), (2, 2, 2, 1)]
+        (1, 1, 1, 1),
+        (1, 1, 2, 1),
+        (2, 2, 1, 1),
+        (2, 2, 2, 1),
+    ]
     assert {(c.class_prior, c.class_noun_dropout) for c in configs} == {(base.class_prior, base.class_noun_dropout)}
     crossed = recipes([1], [1.0], base, class_priors=[0.0, 1.0], noun_dropouts=[0.5, 0.0])
     assert [(c.class_prior, c.class_noun_dropout) for c in crossed] == [(0.0, 0.5), (0.0, 0.0), (1.0, 0.5), (1.0, 0.0)]
@@ -106,7 +116,10 @@ def test_personalize_bench_trains_each_recipe_afresh(tiny_zoo):
     for r in results:
         assert 0 <= r.variant <= min(r.category, r.marker) <= 1 and r.train_seconds > 0
     text = table(results, chosen)
-    assert f"| 2 | 4 | 2 + 2 | {2 * base.lora_lr:.0e} / {2 * base.dreambooth_lr:.0e} / {base.ti_lr:.0e} | 100% | 50% |" in text
+    assert (
+        f"| 2 | 4 | 2 + 2 | {2 * base.lora_lr:.0e} / {2 * base.dreambooth_lr:.0e} / {base.ti_lr:.0e} | 100% | 50% |"
+        in text
+    )
     assert "biscuit-v1, oakley-v1" in text
     assert not list(work.glob("personalize/*.state.pt"))  # the bench trains in scratch space, not in the build's work
 
@@ -137,7 +150,13 @@ def test_personalization_recipes_by_name():
 
     assert PersonalizeConfig.named("shipped") == PersonalizeConfig()
     gpu = PersonalizeConfig.named("gpu")
-    assert (gpu.images, gpu.steps, gpu.instance_batch, gpu.prior_batch, gpu.class_noun_dropout) == (200, 600, 24, 8, 0.0)
+    assert (gpu.images, gpu.steps, gpu.instance_batch, gpu.prior_batch, gpu.class_noun_dropout) == (
+        200,
+        600,
+        24,
+        8,
+        0.0,
+    )
     assert set(RECIPES) == {"shipped", "gpu"}
     with pytest.raises(ValueError, match="unknown personalization recipe 'huge'"):
         PersonalizeConfig.named("huge")
@@ -147,8 +166,12 @@ def test_class_prior_draws_its_share_of_the_prior_batch_from_the_concepts_catego
     from personalq.zoo.personalize import Prior
 
     rows = 40
-    prior = Prior(torch.arange(rows, dtype=torch.float32).reshape(rows, 1), torch.zeros(rows, 1), torch.zeros(rows, 2),
-                  tuple("dog" if i % 4 == 0 else "cat" for i in range(rows)))  # each latent is its row number
+    prior = Prior(
+        torch.arange(rows, dtype=torch.float32).reshape(rows, 1),
+        torch.zeros(rows, 1),
+        torch.zeros(rows, 2),
+        tuple("dog" if i % 4 == 0 else "cat" for i in range(rows)),
+    )  # each latent is its row number
 
     def drawn(share: float, category: str = "dog") -> list[int]:
         latents, text = prior.batch(8, torch.Generator().manual_seed(1), category, share)
@@ -181,14 +204,18 @@ def test_personalize_bench_cli_needs_a_zoo_build(tmp_path):
         assert result.exit_code != 0 and f"{option} takes shares between 0 and 1" in result.output
     result = CliRunner().invoke(app, ["bench", "personalize", "--work", str(tmp_path), "--recipe", "huge"])
     assert result.exit_code != 0 and "unknown personalization recipe 'huge'" in result.output
-    result = CliRunner().invoke(app, ["zoo", "build", "--work", str(tmp_path), "--out", str(tmp_path / "zoo"), "--recipe", "huge"])
+    result = CliRunner().invoke(
+        app, ["zoo", "build", "--work", str(tmp_path), "--out", str(tmp_path / "zoo"), "--recipe", "huge"]
+    )
     assert result.exit_code != 0 and "unknown personalization recipe 'huge'" in result.output
     assert not (tmp_path / "zoo").exists()
     result = CliRunner().invoke(app, ["zoo", "previews", "--out", str(tmp_path / "zoo")])
     assert result.exit_code != 0 and "holds no zoo" in result.output
 
 
-@pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
+@pytest.mark.skipif(
+    not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout"
+)
 def test_shipped_model_generates_with_its_checkpoints(settings):
     pipe = load_base(SHIPPED / "base")
     repository = Repository(settings)
@@ -199,15 +226,30 @@ def test_shipped_model_generates_with_its_checkpoints(settings):
         kinds.setdefault(card.kind, card)
     for card in kinds.values():
         with applied(pipe, card) as p:
-            image = p(f"a photo of {card.canonical_trigger}", num_inference_steps=4, height=64, width=64,
-                      generator=torch.Generator().manual_seed(0), output_type="np").images[0]
+            image = p(
+                f"a photo of {card.canonical_trigger}",
+                num_inference_steps=4,
+                height=64,
+                width=64,
+                generator=torch.Generator().manual_seed(0),
+                output_type="np",
+            ).images[0]
         assert image.shape == (64, 64, 3) and np.isfinite(image).all()
-    plain = pipe("a photo of a dog", num_inference_steps=4, height=64, width=64, generator=torch.Generator().manual_seed(0), output_type="np").images[0]
+    plain = pipe(
+        "a photo of a dog",
+        num_inference_steps=4,
+        height=64,
+        width=64,
+        generator=torch.Generator().manual_seed(0),
+        output_type="np",
+    ).images[0]
     assert plain.std() > 0.01
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout")
+@pytest.mark.skipif(
+    not (SHIPPED / "base" / "model_index.json").exists(), reason="the demo zoo is not built in this checkout"
+)
 def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     from personalq.zoo.concepts import concepts
     from personalq.zoo.evaluate import evaluate_zoo
@@ -218,12 +260,21 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     # the variant needs both the class and the marker, so neither rate can fall below it
     assert min(full.category_with_trigger, full.marker_with_trigger) >= full.variant_with_trigger
     dogs = [c for c in concepts() if c.category == "dog"]
-    assert set(full.per_marker) == {c.tint for c in dogs} and f"| personalized, marker {dogs[0].tint}: variant" in full.table()
+    assert (
+        set(full.per_marker) == {c.tint for c in dogs}
+        and f"| personalized, marker {dogs[0].tint}: variant" in full.table()
+    )
     assert list(full.per_checkpoint) == [c.id for c in dogs] and f"| {dogs[0].id} |" in full.checkpoint_table()
     assert full.variant_with_trigger == np.mean([v for _, _, v in full.per_checkpoint.values()])  # one image each
-    swapped = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), unet=SHIPPED / "base" / "unet", personalized=False)
+    swapped = evaluate_zoo(
+        SHIPPED, per_prompt=1, categories=("dog",), unet=SHIPPED / "base" / "unet", personalized=False
+    )
     # the same weights through --unet: the same images, so the same figures; no checkpoint rows
-    assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (full.base_category_rate, full.base_alignment, full.domain_fid)
+    assert (swapped.base_category_rate, swapped.base_alignment, swapped.domain_fid) == (
+        full.base_category_rate,
+        full.base_alignment,
+        full.domain_fid,
+    )
     assert swapped.variant_with_trigger is None and "variant" not in swapped.table()
     assert swapped.images == 8 + 6
     # the shipped evaluator must recognise real dogs well, or the generated-image rates measure the evaluator
@@ -235,10 +286,16 @@ def test_evaluate_with_a_swapped_unet_compares_like_for_like():
     assert set(full.per_marker_through_vae) == set(full.per_marker)
     assert np.mean(list(full.per_marker_through_vae.values())) == full.variant_through_vae
     tint = dogs[0].tint
-    assert (f"| personalized, marker {tint}: variant recognised with the trigger / in real renders after the VAE's round trip | "
-            f"{full.per_marker[tint]:.1%} / {full.per_marker_through_vae[tint]:.1%} |") in full.table()
+    assert (
+        f"| personalized, marker {tint}: variant recognised with the trigger / "
+        "in real renders after the VAE's round trip | "
+        f"{full.per_marker[tint]:.1%} / {full.per_marker_through_vae[tint]:.1%} |"
+    ) in full.table()
     weaker = evaluate_zoo(SHIPPED, per_prompt=1, categories=("dog",), personalized=False, guidance=1.0)
-    assert weaker.domain_fid != full.domain_fid and "| classifier-free guidance scale of the generated images | 1 |" in weaker.table()
+    assert (
+        weaker.domain_fid != full.domain_fid
+        and "| classifier-free guidance scale of the generated images | 1 |" in weaker.table()
+    )
 
 
 def test_evaluator_training_shifts_each_image_within_its_padding():
@@ -249,8 +306,11 @@ def test_evaluator_training_shifts_each_image_within_its_padding():
     moved = shifted(images, torch.Generator().manual_seed(0), pad=3)
     assert moved.shape == images.shape
     for original, out in zip(images, moved):  # the interior of each output is the original moved by at most 3 px
-        assert any(torch.equal(out[:, 3:-3, 3:-3], original[:, 3 - dy : 17 - dy, 3 - dx : 17 - dx])
-                   for dy in range(-3, 4) for dx in range(-3, 4))
+        assert any(
+            torch.equal(out[:, 3:-3, 3:-3], original[:, 3 - dy : 17 - dy, 3 - dx : 17 - dx])
+            for dy in range(-3, 4)
+            for dx in range(-3, 4)
+        )
     assert not all(torch.equal(a, b) for a, b in zip(images, moved))
 
 
@@ -292,15 +352,24 @@ def test_tint_separation_weighs_candidates_against_the_catalog(tiny_zoo):
     assert rows["teal"].candidate and not rows["pink"].candidate and rows["teal"].colour == (20, 180, 190)
     # a candidate is compared with the catalog only, and a colour the catalog already has is at distance zero from it
     assert all(r.nearest in TINTS and r.nearest != r.tint for r in rows.values())
-    assert rows["pink-copy"].nearest == "pink" and rows["pink-copy"].latent_distance == 0.0 == rows["pink-copy"].pixel_distance
+    assert (
+        rows["pink-copy"].nearest == "pink"
+        and rows["pink-copy"].latent_distance == 0.0 == rows["pink-copy"].pixel_distance
+    )
     assert all(r.latent_distance > 0 and r.round_trip_error > 0 for t, r in rows.items() if t != "pink-copy")
 
     runner = CliRunner()
-    result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--subjects", "2", "--candidate", "teal=20,180,190"])
+    result = runner.invoke(
+        app, ["zoo", "tints", "--zoo", str(out), "--subjects", "2", "--candidate", "teal=20,180,190"]
+    )
     assert result.exit_code == 0, result.output
     assert "| teal (candidate) | 20, 180, 190 |" in result.output and "| pink | 250, 120, 190 |" in result.output
-    for bad, message in (("teal=20,180", "NAME=R,G,B"), ("teal=1,2,300", "NAME=R,G,B"), ("=1,2,3", "NAME=R,G,B"),
-                         ("pink=1,2,3", "already a catalog tint")):
+    for bad, message in (
+        ("teal=20,180", "NAME=R,G,B"),
+        ("teal=1,2,300", "NAME=R,G,B"),
+        ("=1,2,3", "NAME=R,G,B"),
+        ("pink=1,2,3", "already a catalog tint"),
+    ):
         result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out), "--candidate", bad])
         assert result.exit_code != 0 and message in result.output, (bad, result.output)
     result = runner.invoke(app, ["zoo", "tints", "--zoo", str(out / "missing")])

@@ -20,9 +20,9 @@ from personalq.checkin.intent import Intent, option_position, parse_intent, prom
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import Reference, naming_spans, read_reference, reference_spans
 from personalq.checkin.retrieval import CardCache, Ranking, among, retrieve
-from personalq.checkin.tokens import words
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionState, SessionStore
+from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,9 @@ def _clean(text: str) -> str:
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
     if len(text) > MAX_QUERY_CHARS:
-        raise InvalidRequest(f"That request is {len(text):,} characters long; please keep it under {MAX_QUERY_CHARS:,}.")
+        raise InvalidRequest(
+            f"That request is {len(text):,} characters long; please keep it under {MAX_QUERY_CHARS:,}."
+        )
     return text
 
 
@@ -99,8 +101,14 @@ class CheckIn:
         """The intent record (constraints) and the reference words (evidence) of one message."""
         intent = parse_intent(text, now)
         excluded = {w for phrase in intent.excluded for w in words(phrase)}
-        return intent, read_reference(text, intent.selection_spans, excluded, intent.style_spans, intent.version_span,
-                                      names=self.cache.index().names)
+        return intent, read_reference(
+            text,
+            intent.selection_spans,
+            excluded,
+            intent.style_spans,
+            intent.version_span,
+            names=self.cache.index().names,
+        )
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()
@@ -132,8 +140,13 @@ class CheckIn:
             decision = narrow(intent, among(self.cache, remaining, reference))
             if decision.status == "no_match" or len(decision.remaining) == len(remaining):
                 options = ", ".join(o.label for o in state.options)
-                result = CheckinResult(status="clarify", question=f"Sorry, I could not tell which one from that. Please choose one of: {options}.",
-                                       options=state.options, session=session_id, reason=decision.reason)
+                result = CheckinResult(
+                    status="clarify",
+                    question=f"Sorry, I could not tell which one from that. Please choose one of: {options}.",
+                    options=state.options,
+                    session=session_id,
+                    reason=decision.reason,
+                )
                 result.latency_ms = (time.perf_counter() - started) * 1000
                 return result
         result = self._finish(row.query, row.now, intent, decision, state.scores, session_id=session_id)
@@ -172,30 +185,65 @@ class CheckIn:
             return prompt_text(intent, reference_spans(reference))
         return rewrite_prompt(prompt_text(intent, naming_spans(reference, card)), card)
 
-    def _finish(self, query: str, now: dt.datetime, intent: Intent, decision: Decision,
-                scores: dict[str, float], session_id: str | None) -> CheckinResult:
+    def _finish(
+        self,
+        query: str,
+        now: dt.datetime,
+        intent: Intent,
+        decision: Decision,
+        scores: dict[str, float],
+        session_id: str | None,
+    ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
             card = decision.chosen
             prompt = self._prompt(query, now, card)
-            result = CheckinResult(status="selected", checkpoint_id=card.id, prompt=prompt, session=session_id,
-                                   engine=engine, intent=intent.describe())
+            result = CheckinResult(
+                status="selected",
+                checkpoint_id=card.id,
+                prompt=prompt,
+                session=session_id,
+                engine=engine,
+                intent=intent.describe(),
+            )
             if session_id:
-                self.store.update(session_id, "selected", SessionState(prompt=prompt, candidate_ids=[card.id], options=[]))
+                self.store.update(
+                    session_id, "selected", SessionState(prompt=prompt, candidate_ids=[card.id], options=[])
+                )
             return result
         if decision.status == "no_match":
-            return CheckinResult(status="no_match", reason=decision.reason, session=session_id, engine=engine, intent=intent.describe(),
-                                 alternatives=[Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at) for c in decision.alternatives])
+            return CheckinResult(
+                status="no_match",
+                reason=decision.reason,
+                session=session_id,
+                engine=engine,
+                intent=intent.describe(),
+                alternatives=[
+                    Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at)
+                    for c in decision.alternatives
+                ],
+            )
         if decision.phrasing:
             text, options = decision.phrasing
         else:
             question = ask(decision.remaining)
             text, options = question.text, question.options
-        state = SessionState(prompt=self._prompt(query, now, None), candidate_ids=[c.id for c in decision.remaining], options=options,
-                             scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining})
+        state = SessionState(
+            prompt=self._prompt(query, now, None),
+            candidate_ids=[c.id for c in decision.remaining],
+            options=options,
+            scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining},
+        )
         if session_id:
             self.store.update(session_id, "clarify", state)
         else:
             session_id = self.store.create(query, now, "clarify", state)
-        return CheckinResult(status="clarify", question=text, options=options, session=session_id, reason=decision.reason,
-                             engine=engine, intent=intent.describe())
+        return CheckinResult(
+            status="clarify",
+            question=text,
+            options=options,
+            session=session_id,
+            reason=decision.reason,
+            engine=engine,
+            intent=intent.describe(),
+        )

@@ -8,7 +8,6 @@ from personalq.checkin.agent import CheckIn, LocalReasoner, Reasoner
 from personalq.config import Settings
 from personalq.repository.service import Repository
 
-
 log = logging.getLogger(__name__)
 
 

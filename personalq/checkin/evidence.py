@@ -29,8 +29,16 @@ from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
 
 # how much a match in each field says about which checkpoint is meant
-FIELD_WEIGHTS = {"name": 1.0, "creator": 1.0, "trigger": 0.9, "version": 0.9, "subject": 0.6, "tag": 0.5, "style": 0.4,
-                 "description": 0.2}
+FIELD_WEIGHTS = {
+    "name": 1.0,
+    "creator": 1.0,
+    "trigger": 0.9,
+    "version": 0.9,
+    "subject": 0.6,
+    "tag": 0.5,
+    "style": 0.4,
+    "description": 0.2,
+}
 # fields whose differences between versions tell the versions apart
 VERSION_FIELDS = ("name", "version", "trigger")
 FUZZY_MIN_LENGTH = 5
@@ -163,7 +171,9 @@ class SelectionIndex:
                 self._by_length[len(token)].append(token)
 
     @staticmethod
-    def _family_common(per_card: list[dict[str, set[str]]], family_of: list[str], names: tuple[str, ...]) -> dict[str, set[str]]:
+    def _family_common(
+        per_card: list[dict[str, set[str]]], family_of: list[str], names: tuple[str, ...]
+    ) -> dict[str, set[str]]:
         """Per family, the tokens of the ``names`` fields every member has: they name the model, not a version."""
         common: dict[str, set[str]] = {}
         for fields, family in zip(per_card, family_of):
@@ -172,8 +182,12 @@ class SelectionIndex:
         return common
 
     @staticmethod
-    def _names_listing_versions(per_card: list[dict[str, set[str]]], repeats: list[bool], family_of: list[str],
-                                common_label: dict[str, set[str]]) -> set[str]:
+    def _names_listing_versions(
+        per_card: list[dict[str, set[str]]],
+        repeats: list[bool],
+        family_of: list[str],
+        common_label: dict[str, set[str]],
+    ) -> set[str]:
         """Families whose name lists their versions ("Apoc, Lost, Decay and Ruin", "GDI and NOD"): there a
         word of the name may still name one version. Elsewhere a label word found in the name ("Cutesy V1",
         "Arcade V8") only repeats the model's name."""
@@ -197,7 +211,9 @@ class SelectionIndex:
             found.append((text, 1.0))
         elif len(text) >= FUZZY_MIN_LENGTH and not is_unspaced(text):
             pool = [t for n in range(len(text) - 2, len(text) + 3) for t in self._by_length.get(n, ())]
-            for token, ratio, _ in process.extract(text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5):
+            for token, ratio, _ in process.extract(
+                text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5
+            ):
                 found.append((token, (ratio / 100.0) ** 2))
         if prefix and len(text) >= PREFIX_MIN_LENGTH and not is_unspaced(text):
             start = bisect.bisect_left(self.vocabulary, text)
@@ -228,7 +244,10 @@ class SelectionIndex:
         for length in range(2, MAX_JOINED + 1):
             for i in range(len(query) - length + 1):
                 group = query[i : i + length]
-                if all(not is_unspaced(w.forms[0]) for w in group) and group[-1].position - group[0].position == length - 1:
+                if (
+                    all(not is_unspaced(w.forms[0]) for w in group)
+                    and group[-1].position - group[0].position == length - 1
+                ):
                     spans.append((i, i + length, "".join(w.forms[0] for w in group), True))
         # per request word: the best family and own contribution for each card
         best_family = np.zeros((len(query), n))
@@ -269,14 +288,17 @@ class SelectionIndex:
                 matched[int(i)].add(row)
             for i in np.flatnonzero(best_strong[row]):
                 named[int(i)].add(row)
-        return Evidence(family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0), dict(named))
+        return Evidence(
+            family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0), dict(named)
+        )
 
     def names(self, word: str) -> bool:
         """Is ``word`` (or a near spelling) a word of some checkpoint's name, creator, trigger, version or subject?"""
         return any(token in self.name_idf for token, _ in self._near(word))
 
-    def _mention_bonus(self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray,
-                       best_found: np.ndarray) -> None:
+    def _mention_bonus(
+        self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray, best_found: np.ndarray
+    ) -> None:
         """A run of request words that spells a whole model name or version label ("easynegative",
         "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are."""
         for start in range(len(query)):

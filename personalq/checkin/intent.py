@@ -17,36 +17,96 @@ from personalq.checkin.timeparse import Window, find_times
 
 Order = Literal["newest", "oldest"]
 
-_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
-             "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9, "10th": 10}
-_VERSION = re.compile(r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
-                      r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
-                      r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))", re.I)
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+    "5th": 5,
+    "6th": 6,
+    "7th": 7,
+    "8th": 8,
+    "9th": 9,
+    "10th": 10,
+}
+_VERSION = re.compile(
+    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
+    r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
+    r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))",
+    re.I,
+)
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?)(?![a-z])", re.I)
-_BASE_MODEL = re.compile(r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I)
-_ORDINAL_VERSION = re.compile(r"\b(?:the\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build)\b", re.I)
-_LATEST_VERSION = re.compile(r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I)
-_NEWEST = re.compile(r"\b(?:most\s+)?(?:latest|newest|newer|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
-                     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую", re.I)
-_OLDEST = re.compile(r"\b(?:oldest|older|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I)
+_BASE_MODEL = re.compile(
+    r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I
+)
+_ORDINAL_VERSION = re.compile(
+    r"\b(?:the\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build)\b", re.I
+)
+_LATEST_VERSION = re.compile(
+    r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I
+)
+_NEWEST = re.compile(
+    r"\b(?:most\s+)?(?:latest|newest|newer|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
+    r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую",
+    re.I,
+)
+_OLDEST = re.compile(
+    r"\b(?:oldest|older|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I
+)
 _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
-_LAST_USED = re.compile(r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?", re.I)
-_FILLER = re.compile(r"\b(?:please|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|dreambooth|embedding|i used)\b", re.I)
+_LAST_USED = re.compile(
+    r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I
+)
+_NEGATION = re.compile(
+    r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
+    r"(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?",
+    re.I,
+)
+_FILLER = re.compile(
+    r"\b(?:please|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|dreambooth|"
+    r"embedding|i used)\b",
+    re.I,
+)
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
-_PROVENANCE = re.compile(r"\b(?:from|since|(?:created|made|trained|uploaded|downloaded|added|got|bought)(?:\s+(?:in|on|during))?)\s+(?:the\s+)?$", re.I)
+_PROVENANCE = re.compile(
+    r"\b(?:from|since|(?:created|made|trained|uploaded|downloaded|added|got|bought)(?:\s+(?:in|on|during))?)\s+(?:the\s+)?$",
+    re.I,
+)
 # words that only belong to a selection phrase they precede ("created in April", "from 2025", "of my teddy")
-_DANGLING = re.compile(r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$", re.I)
+_DANGLING = re.compile(
+    r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$",
+    re.I,
+)
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
-_LEAD = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?(?:generate|make|create|render|draw|paint|show me|give me|i want|i'd like)\s+(?:me\s+)?", re.I)
-_STOP = frozenset("a an the my me i you it its of on in at to for with from by and or but is was be one ones model models checkpoint checkpoints lora "
-                  "loras version please some any that this those these which what who where when used use using made created trained build "
-                  "built new old latest newest recent recently oldest earliest first last most style styled look looking like".split())
+_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?"
+    r"(?:generate|make|create|render|draw|paint|show me|give me|i want|i'd like)\s+(?:me\s+)?",
+    re.I,
+)
+_STOP = frozenset(
+    "a an the my me i you it its of on in at to for with from by and or but is was be one ones model models "
+    "checkpoint checkpoints lora loras version please some any that this those these which what who where when used "
+    "use using made created trained build built new old latest newest recent recently oldest earliest first last most "
+    "style styled look looking like".split()
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9'+.-]*[a-z0-9]|[a-z0-9]", re.I)
 # a scene or action phrase: what the image should show around the subject, not which checkpoint to use
-_CONTEXT = re.compile(r"\b(?:on|in|at|near|under|over|by|beside|inside|against|during|wearing|holding|sitting|standing|running|"
-                      r"eating|playing|riding|walking|flying|swimming|sleeping|with)\b.*$", re.I)
+_CONTEXT = re.compile(
+    r"\b(?:on|in|at|near|under|over|by|beside|inside|against|during|wearing|holding|sitting|standing|running|"
+    r"eating|playing|riding|walking|flying|swimming|sleeping|with)\b.*$",
+    re.I,
+)
 
 
 @dataclass
@@ -85,7 +145,10 @@ class Intent:
         if self.used:
             bits.append("used " + " or ".join(w.label for w in self.used))
         if self.version is not None or self.version_qualifiers:
-            bits.append("version " + " ".join([f"{self.version:g}" if self.version is not None else "", *self.version_qualifiers]).strip())
+            bits.append(
+                "version "
+                + " ".join([f"{self.version:g}" if self.version is not None else "", *self.version_qualifiers]).strip()
+            )
         if self.excluded:
             bits.append("not " + ", ".join(self.excluded))
         if self.order:
@@ -126,7 +189,7 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
 
 
 def _read_negations(intent: Intent) -> None:
-    """"not the offset one", "without anime": the words ruled out."""
+    """ "not the offset one", "without anime": the words ruled out."""
     for m in _NEGATION.finditer(intent.text):
         what = m.group("what").lower()
         words = what.split()
@@ -267,8 +330,11 @@ def _read_words(intent: Intent, subject_spans: list[tuple[int, int]]) -> None:
                 intent.terms.append(term)
 
 
-_OPTION = re.compile(r"^\s*(?:the\s+)?(?:(?P<o>" + "|".join(_ORDINALS) + r")|(?:option|number|no\.?|#)\s*(?P<n>\d+)|(?P<d>\d))"
-                     r"(?:\s+(?:one|option|choice))?\s*[.!]?\s*$", re.I)
+_OPTION = re.compile(
+    r"^\s*(?:the\s+)?(?:(?P<o>" + "|".join(_ORDINALS) + r")|(?:option|number|no\.?|#)\s*(?P<n>\d+)|(?P<d>\d))"
+    r"(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
+    re.I,
+)
 
 
 def option_position(text: str) -> int | None:
@@ -295,7 +361,10 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     checkpoint) removed: what the image should show."""
     text = intent.text
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
-    cuts = [(start - len(_DANGLING.search(text[:start]).group(0)), end) for start, end in [*intent.selection_spans, *naming]]
+    cuts = [
+        (start - len(_DANGLING.search(text[:start]).group(0)), end)
+        for start, end in [*intent.selection_spans, *naming]
+    ]
     for start, end in reversed(_merge(cuts)):
         text = text[:start] + " " + text[end:]
     text = _LEAD.sub("", text)
@@ -308,6 +377,11 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""
     names_thing = bool(intent.subjects) or singular(first) in intent.terms
-    if text and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text) and names_thing and first not in intent.styles:
+    if (
+        text
+        and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text)
+        and names_thing
+        and first not in intent.styles
+    ):
         text = "a " + text
     return text

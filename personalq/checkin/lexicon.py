@@ -33,7 +33,17 @@ SUBJECT_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 STYLE_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "photo": ("photo", "photograph", "photographic", "photorealistic", "realistic", "realism", "lifelike", "hyperrealistic", "real life"),
+    "photo": (
+        "photo",
+        "photograph",
+        "photographic",
+        "photorealistic",
+        "realistic",
+        "realism",
+        "lifelike",
+        "hyperrealistic",
+        "real life",
+    ),
     "anime": ("anime", "manga", "cartoon", "toon", "cel shaded", "flat"),
     "sketch": ("sketch", "sketchy", "pencil sketch", "line art", "lineart"),
     "watercolor": ("watercolor", "watercolour", "aquarelle"),

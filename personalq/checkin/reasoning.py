@@ -75,10 +75,14 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     """Does the card's version label say ``wanted`` ("v2" matches "v2.0", "v2_offset", "toriyama_akira_2")?"""
     info = parse_version(card.version)
     numbers = [info.parts] if info.parts else []
-    numbers += [tuple(int(p) for p in n.split(".")) for n in re.findall(r"\d+(?:\.\d+)*", str(card.version or card.name))]
+    numbers += [
+        tuple(int(p) for p in n.split(".")) for n in re.findall(r"\d+(?:\.\d+)*", str(card.version or card.name))
+    ]
     for parts in numbers:
         padded = parts + (0,) * max(0, len(wanted) - len(parts))
-        if padded[: len(wanted)] == wanted and (len(parts) <= len(wanted) or all(p == 0 for p in parts[len(wanted):])):
+        if padded[: len(wanted)] == wanted and (
+            len(parts) <= len(wanted) or all(p == 0 for p in parts[len(wanted) :])
+        ):
             return True
     return False
 
@@ -97,7 +101,9 @@ def _file_words(card: StoredCheckpoint) -> set[str]:
     return fields["name"] | fields["version"] | fields["trigger"]
 
 
-def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
+def constraints(
+    intent: Intent, oldest: dt.datetime | None = None
+) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
     """The request's hard constraints as (what nothing satisfied, test) pairs, in the order they apply.
 
     A date window that ends long before ``oldest`` (the oldest candidate) describes the picture, not the
@@ -113,22 +119,31 @@ def constraints(intent: Intent, oldest: dt.datetime | None = None) -> list[tuple
         steps.append((f"none of them has a version {label}", lambda c: version_matches(intent.version_parts, c)))
     if created:
         label = " or ".join(dict.fromkeys(w.label.split()[0] if len(created) > 2 else w.label for w in created))
-        steps.append((f"none of them was created in {label}", lambda c: any(w.contains(c.created_at) for w in created)))
+        steps.append(
+            (f"none of them was created in {label}", lambda c: any(w.contains(c.created_at) for w in created))
+        )
     if intent.used:
         label = " or ".join(w.label for w in intent.used)
-        steps.append((f"none of them was used {label}", lambda c: any(w.contains(c.last_used_at) for w in intent.used)))
+        steps.append(
+            (f"none of them was used {label}", lambda c: any(w.contains(c.last_used_at) for w in intent.used))
+        )
     for number, unit in intent.quantities:
         forms = {number, number + unit, number + unit + "s"}
-        steps.append((f"none of them is the {number} {unit} one",
-                      lambda c, forms=forms: bool(forms & _file_words(c))))
+        steps.append((f"none of them is the {number} {unit} one", lambda c, forms=forms: bool(forms & _file_words(c))))
     bases = set(intent.base_models)
     if bases:
-        steps.append((f"none of them is for {' or '.join(sorted(bases))}",
-                      lambda c: any(c.base_model.startswith(b) for b in bases)))
+        steps.append(
+            (
+                f"none of them is for {' or '.join(sorted(bases))}",
+                lambda c: any(c.base_model.startswith(b) for b in bases),
+            )
+        )
     return steps
 
 
-def _leaders(candidates: list[Ranked], best: float, ratio: float, unique_word: float, reference: Reference) -> list[Ranked]:
+def _leaders(
+    candidates: list[Ranked], best: float, ratio: float, unique_word: float, reference: Reference
+) -> list[Ranked]:
     """The candidates within ``ratio`` of the best, less those another leader outdoes on what names them
     (the words of ``reference``'s phrase; for versions, the words that may name one)."""
     phrase, naming, words = reference.phrase, reference.naming, reference.words
@@ -156,8 +171,10 @@ def _leaders(candidates: list[Ranked], best: float, ratio: float, unique_word: f
 
 
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
-    """"the embedding" / "the lora": only when the leaders are of both kinds."""
-    wants = "textual_inversion" if _TI_WORDS.search(intent.text) else "lora" if _LORA_WORDS.search(intent.text) else None
+    """ "the embedding" / "the lora": only when the leaders are of both kinds."""
+    wants = (
+        "textual_inversion" if _TI_WORDS.search(intent.text) else "lora" if _LORA_WORDS.search(intent.text) else None
+    )
     if wants is None:
         return pool
     kept = [r for r in pool if r.card.kind == wants]
@@ -165,7 +182,7 @@ def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
 
 
 def _prefer_style(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
-    """"my anime kale painting", "my newest pixel art dog": the leaders of the style named, when some have it.
+    """ "my anime kale painting", "my newest pixel art dog": the leaders of the style named, when some have it.
 
     A style word is weak evidence of which model (hundreds share "anime"), but among the leaders it is what
     tells them apart, so it narrows them instead of only adding to their scores.
@@ -178,7 +195,7 @@ def _prefer_style(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
 
 
 def _by_order(intent: Intent, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint]:
-    """"the latest version", "the newest", "the first one": the extreme of what remains."""
+    """ "the latest version", "the newest", "the first one": the extreme of what remains."""
     if intent.version_order:
         cards = [max(cards, key=lambda c: (parse_version(c.version).parts, c.created_at))]
     if intent.order:
@@ -189,7 +206,9 @@ def _by_order(intent: Intent, cards: list[StoredCheckpoint]) -> list[StoredCheck
 
 def _what(ranking: Ranking) -> str:
     reference = ranking.reference
-    named = [reference.words[i].forms[0] for i in sorted(reference.phrase)] or [w.forms[0] for w in reference.words[:3]]
+    named = [reference.words[i].forms[0] for i in sorted(reference.phrase)] or [
+        w.forms[0] for w in reference.words[:3]
+    ]
     return " ".join(dict.fromkeys(named)) or "that"
 
 
@@ -200,15 +219,29 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
         return candidates
     best = candidates[0].total
     # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
-    labelled = set().union(*(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))) if not ranking.by_time_only else set()
+    labelled = (
+        set().union(
+            *(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))
+        )
+        if not ranking.by_time_only
+        else set()
+    )
     steps = constraints(intent, min(r.card.created_at for r in candidates))
     candidates = _constrained(candidates, steps, ranking, best)
     if isinstance(candidates, Decision):
         return candidates
-    pool = candidates if ranking.by_time_only else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
+    pool = (
+        candidates
+        if ranking.by_time_only
+        else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
+    )
     if steps and labelled - set().union(*(r.matched for r in pool)):
-        return Decision("no_match", [], f"Close candidates exist, but none of them has every version detail you named "
-                        f"({intent.describe()}).", [r.card for r in pool[:3]])
+        return Decision(
+            "no_match",
+            [],
+            f"Close candidates exist, but none of them has every version detail you named ({intent.describe()}).",
+            [r.card for r in pool[:3]],
+        )
     return _pick(intent, ranking, pool)
 
 
@@ -222,14 +255,20 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
             candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]
         if not candidates:
             nearest = [r.card for r in ranking.candidates[:3]]
-            return Decision("no_match", [], f"No checkpoint in the repository is called or about {_what(ranking)}.", nearest)
+            return Decision(
+                "no_match", [], f"No checkpoint in the repository is called or about {_what(ranking)}.", nearest
+            )
     if not candidates:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
     return candidates
 
 
-def _constrained(candidates: list[Ranked], steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]], ranking: Ranking,
-                 best: float) -> list[Ranked] | Decision:
+def _constrained(
+    candidates: list[Ranked],
+    steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]],
+    ranking: Ranking,
+    best: float,
+) -> list[Ranked] | Decision:
     """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none."""
     naming = ranking.reference.naming
     for reason, keep in steps:
@@ -238,7 +277,9 @@ def _constrained(candidates: list[Ranked], steps: list[tuple[str, Callable[[Stor
             # what a constraint leaves must still be close to the best, and must not be named by only part
             # of the words that named the best ("gaslamp fantasy, the april one" is not any April "fantasy")
             named = candidates[0].matched & naming
-            survivors = [r for r in survivors if r.total >= CONSTRAINED_RATIO * best and not (r.matched & naming) < named]
+            survivors = [
+                r for r in survivors if r.total >= CONSTRAINED_RATIO * best and not (r.matched & naming) < named
+            ]
         if not survivors:
             nearest = [r.card for r in candidates[:3]]
             return Decision("no_match", [], f"Close candidates exist, but {reason}.", nearest)

@@ -26,14 +26,22 @@ from personalq.repository.card import StoredCheckpoint
 # a request word outside any reference phrase, when the request has one
 CONTENT_WEIGHT = 0.5
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
-KIND_WORDS = frozenset("lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
-                       "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split())
+KIND_WORDS = frozenset(
+    "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
+    "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split()
+)
 # "that (one)", "this" in scripts other than English ("(suijing)那个embedding")
 _DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
 # a reference phrase never reaches back over these (ACTION_VERBS used as verbs are blanked to "")
-_PHRASE_STOPS = frozenset("a an the my your our his her their this that these those with using use used in on at of for by and or "
-                          "to from into i me it its is was be please like "
-                          "as but not no without some any".split()) | {""} | _DEMONSTRATIVES  # "": an action verb
+_PHRASE_STOPS = (
+    frozenset(
+        "a an the my your our his her their this that these those with using use used in on at of for by and or "
+        "to from into i me it its is was be please like "
+        "as but not no without some any".split()
+    )
+    | {""}
+    | _DEMONSTRATIVES
+)  # "": an action verb
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
@@ -43,14 +51,19 @@ _DETERMINERS = frozenset("my the your this that".split())
 _CONNECTORS = frozenset("in of the and".split())
 # non-English kind words name the model after them ("лора panel houses")
 _FOLLOWED_BY_NAME = frozenset("лора лору лоры эмбеддинг эмбеддинга модель модели".split())
-STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    "one ones version versions please use using want like need "
-    "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
-    "over under across through around behind between inside outside near above below beside along toward towards "
-    "onto upon against among beneath within from about after before during until while "
-    "i me my mine we us our you your he him his she her it its they them their which what who whom whose "
-    "do does did doing have has had am were been being can could would should shall may might must "
-    "than".split()) | _DEMONSTRATIVES
+STOPWORDS = (
+    frozenset(STOPWORDS_EN)
+    | frozenset(
+        "one ones version versions please use using want like need "
+        "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
+        "over under across through around behind between inside outside near above below beside along toward towards "
+        "onto upon against among beneath within from about after before during until while "
+        "i me my mine we us our you your he him his she her it its they them their which what who whom whose "
+        "do does did doing have has had am were been being can could would should shall may might must "
+        "than".split()
+    )
+    | _DEMONSTRATIVES
+)
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
 ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
@@ -80,7 +93,9 @@ class Reference:
 
     def with_phrase(self, phrase: set[int]) -> Reference:
         """The same words with ``phrase`` as the reference phrase, the others weighted as content."""
-        words = [w if k in phrase else replace(w, weight=min(w.weight, CONTENT_WEIGHT)) for k, w in enumerate(self.words)]
+        words = [
+            w if k in phrase else replace(w, weight=min(w.weight, CONTENT_WEIGHT)) for k, w in enumerate(self.words)
+        ]
         return replace(self, words=words, phrase=set(phrase))
 
     @property
@@ -93,9 +108,14 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
-def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[str] = frozenset(),
-                   styles: list[tuple[int, int]] = (), version: tuple[int, int] | None = None,
-                   names: Callable[[str], bool] = lambda word: True) -> Reference:
+def read_reference(
+    text: str,
+    skip: list[tuple[int, int]] = (),
+    excluded: set[str] = frozenset(),
+    styles: list[tuple[int, int]] = (),
+    version: tuple[int, int] | None = None,
+    names: Callable[[str], bool] = lambda word: True,
+) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
@@ -130,8 +150,12 @@ def read_reference(text: str, skip: list[tuple[int, int]] = (), excluded: set[st
             kinds += 1
             j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
             while j >= 0 and not boundary_between(j, j + 1):
-                if (lowered[j] in _CONNECTORS and phrase & {j + 1, j + 2} and j > 0
-                        and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)):
+                if (
+                    lowered[j] in _CONNECTORS
+                    and phrase & {j + 1, j + 2}
+                    and j > 0
+                    and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)
+                ):
                     j -= 1
                     continue
                 if lowered[j] in _PHRASE_STOPS:
@@ -245,7 +269,7 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
         gap = text[runs[tail[-1]][1] if tail else end : runs[i][0]]
         attached = not tail and gap in ("-", "_")
         if (_BOUNDARY.search(gap) and not attached) or lowered[i] in _PHRASE_STOPS:
-            closes = not lowered[i] in _PHRASE_STOPS or bool(_BOUNDARY.search(gap))
+            closes = lowered[i] not in _PHRASE_STOPS or bool(_BOUNDARY.search(gap))
             break
         tail.append(i)
     # A run of an unspaced script ("ผู้ชายเดินในตลาดนัด") is a sentence, not one word: count its character pairs.
@@ -259,4 +283,12 @@ def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
     return text[end - 2 : end].lower() in ("'s", "’s")
 
 
-__all__ = ["CONTENT_WEIGHT", "KIND_WORDS", "Reference", "STOPWORDS", "naming_spans", "read_reference", "reference_spans"]
+__all__ = [
+    "CONTENT_WEIGHT",
+    "KIND_WORDS",
+    "Reference",
+    "STOPWORDS",
+    "naming_spans",
+    "read_reference",
+    "reference_spans",
+]

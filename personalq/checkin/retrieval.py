@@ -48,6 +48,7 @@ class Ranking:
     by_time_only: bool = False  # no reference words: candidates are the checkpoints inside the time windows
     unique_word: float = 1.0  # the evidence of one word that only one model has, in this repository
 
+
 class CardCache:
     """Parsed cards by id, kept while the repository's revision stands; keeps per-request cost off JSON parsing.
 
@@ -100,8 +101,16 @@ def among(cache: CardCache, cards: list[StoredCheckpoint], reference: Reference)
         if evidence is None or i is None:
             ranked.append(Ranked(card))
         else:
-            ranked.append(Ranked(card, float(evidence.family[i]), float(evidence.own[i]), 1.0,
-                                 frozenset(evidence.matched.get(i, ())), frozenset(evidence.labelled.get(i, ()))))
+            ranked.append(
+                Ranked(
+                    card,
+                    float(evidence.family[i]),
+                    float(evidence.own[i]),
+                    1.0,
+                    frozenset(evidence.matched.get(i, ())),
+                    frozenset(evidence.labelled.get(i, ())),
+                )
+            )
     return Ranking(ranked, reference)
 
 
@@ -139,9 +148,18 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     if clause:
         reference = reference.with_phrase(clause)
         evidence = index.score(reference.words, reference.phrase)
-    candidates = [Ranked(index.cards[i], float(evidence.family[i]), float(evidence.own[i]), float(evidence.coverage[i]),
-                         frozenset(words), frozenset(evidence.labelled.get(i, ())), float(evidence.strong[i]))
-                  for i, words in evidence.matched.items()]
+    candidates = [
+        Ranked(
+            index.cards[i],
+            float(evidence.family[i]),
+            float(evidence.own[i]),
+            float(evidence.coverage[i]),
+            frozenset(words),
+            frozenset(evidence.labelled.get(i, ())),
+            float(evidence.strong[i]),
+        )
+        for i, words in evidence.matched.items()
+    ]
     unique = index.max_idf
     if intent.used or intent.used_order:  # the index's cards may predate their last use
         fresh = {c.id: c for c in cache.get_many([r.card.id for r in candidates])}

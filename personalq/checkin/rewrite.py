@@ -3,7 +3,8 @@
 Generic nouns that name the checkpoint's subject ("dog", "puppies", "teddy bear") are replaced by the
 canonical trigger, every occurrence, everything else left as written. Only the first of the card's subjects
 that the prompt names is replaced: cards list their subjects most important first, and the later ones are often
-scenery the training images shared (a kohya LoRA of a corgi tagged "beach"), which the prompt means literally. When nothing in the prompt names the
+scenery the training images shared (a kohya LoRA of a corgi tagged "beach"), which the prompt means literally.
+When nothing in the prompt names the
 subject, the trigger is added once where it conventionally goes: in front for objects, "in <t> style" for
 style checkpoints. A card without a trigger leaves the prompt unchanged: triggers are never invented.
 """
@@ -34,7 +35,9 @@ def subject_phrases(card: StoredCheckpoint) -> list[str]:
 def _naming(phrase: str) -> re.Pattern:
     """The phrase as a whole word or words (hyphen or space between them, a plural ending), never inside a trigger."""
     words = phrase.split()
-    body = r"[\s-]+".join(re.escape(w) for w in words[:-1]) + (r"[\s-]+" if len(words) > 1 else "") + re.escape(words[-1])
+    body = (
+        r"[\s-]+".join(re.escape(w) for w in words[:-1]) + (r"[\s-]+" if len(words) > 1 else "") + re.escape(words[-1])
+    )
     return re.compile(rf"(?<![<\w-])(?:{body})(?:e?s)?(?![\w>-])", re.I)
 
 

@@ -12,7 +12,6 @@ import json
 import uuid
 
 from pydantic import BaseModel
-
 from sqlalchemy import delete
 
 from personalq.checkin.clarify import Option
@@ -43,8 +42,17 @@ class SessionStore:
     def create(self, query: str, now: dt.datetime, status: str, state: SessionState) -> str:
         session_id = uuid.uuid4().hex
         with self.sessions.begin() as db:
-            db.add(CheckinSession(id=session_id, created_at=_utcnow(), updated_at=_utcnow(), query=query, now=now, status=status,
-                                  state_json=state.model_dump_json()))
+            db.add(
+                CheckinSession(
+                    id=session_id,
+                    created_at=_utcnow(),
+                    updated_at=_utcnow(),
+                    query=query,
+                    now=now,
+                    status=status,
+                    state_json=state.model_dump_json(),
+                )
+            )
         return session_id
 
     def load(self, session_id: str) -> tuple[CheckinSession, SessionState]:

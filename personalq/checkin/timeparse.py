@@ -18,12 +18,19 @@ MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 MONTHS["sept"] = 9
 SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
-_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+_MONTH = (
+    r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+)
 _YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
 # "may" and "march" are also verbs: only read them as months next to a year or a date-ish word
 _AMBIGUOUS_MONTHS = {"may", "march", "mar"}
-_DATEISH_BEFORE = re.compile(r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+)$", re.I)
-_DATEISH_AFTER = re.compile(r"^\s*(?:\d|'|model|checkpoint|lora|version|build|one|ones|dog|cat|\w+\s+(?:model|one|checkpoint|lora))", re.I)
+_DATEISH_BEFORE = re.compile(
+    r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+)$", re.I
+)
+_DATEISH_AFTER = re.compile(
+    r"^\s*(?:\d|'|model|checkpoint|lora|version|build|one|ones|dog|cat|\w+\s+(?:model|one|checkpoint|lora))", re.I
+)
 _ORDINAL_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 
 
@@ -108,7 +115,7 @@ def _midnight(now: dt.datetime) -> dt.datetime:
 
 
 def _iso_dates(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"2025-04-11" (that day), "2025-04" (that month)."""
+    """ "2025-04-11" (that day), "2025-04" (that month)."""
     for m in re.finditer(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b", lowered):
         try:
             found.add([_day_window(dt.date(int(m["y"]), int(m["m"]), int(m["d"])))], m.span())
@@ -120,8 +127,11 @@ def _iso_dates(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _month_ranges(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"between March and May 2025", "from Jan to Mar", "March-May"."""
-    for m in re.finditer(rf"\b(?:between|from)?\s*(?P<a>{_MONTH[10:-1]})\s*(?:and|to|through|until|-|–)\s*{_MONTH}(?:\s+{_YEAR})?\b", lowered):
+    """ "between March and May 2025", "from Jan to Mar", "March-May"."""
+    for m in re.finditer(
+        rf"\b(?:between|from)?\s*(?P<a>{_MONTH[10:-1]})\s*(?:and|to|through|until|-|–)\s*{_MONTH}(?:\s+{_YEAR})?\b",
+        lowered,
+    ):
         a, b = MONTHS[m["a"]], MONTHS[m["month"]]
         year = _year_of(m)
         windows = []
@@ -134,14 +144,20 @@ def _month_ranges(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"April 11", "April 11th, 2025", "11 April 2025": explicit days through dateparser."""
-    day_patterns = (rf"\b{_MONTH}\s+{_ORDINAL_DAY}(?:,?\s+{_YEAR})?\b", rf"\b{_ORDINAL_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b")
+    """ "April 11", "April 11th, 2025", "11 April 2025": explicit days through dateparser."""
+    day_patterns = (
+        rf"\b{_MONTH}\s+{_ORDINAL_DAY}(?:,?\s+{_YEAR})?\b",
+        rf"\b{_ORDINAL_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b",
+    )
     for pattern in day_patterns:
         for m in re.finditer(pattern, lowered):
             if not _month_ok(lowered, m) and not m.group("day"):
                 continue
             year = _year_of(m)
-            parsed = dateparser.parse(m.group(0), settings={"RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "REQUIRE_PARTS": ["day", "month"]})
+            parsed = dateparser.parse(
+                m.group(0),
+                settings={"RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "REQUIRE_PARTS": ["day", "month"]},
+            )
             if parsed is None:
                 continue
             if year is None:  # a day without a year: that day in any year
@@ -159,34 +175,48 @@ def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"April" (any April so far), "April 2025", "Apr '25"."""
+    """ "April" (any April so far), "April 2025", "Apr '25"."""
     for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
         if not _month_ok(lowered, m):
             continue
         month, year = MONTHS[m["month"]], _year_of(m)
-        windows = [_month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now]
+        windows = [
+            _month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now
+        ]
         found.add(windows, m.span())
 
 
 def _seasons(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"summer", "winter 2024", "fall of '23"."""
+    """ "summer", "winter 2024", "fall of '23"."""
     for m in re.finditer(rf"\b(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
         found.add(_season_windows(m["season"], _year_of(m), now), m.span())
 
 
 def _relative_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"yesterday", "last week", "this month", "last year" and their possessives."""
+    """ "yesterday", "last week", "this month", "last year" and their possessives."""
     today = _midnight(now)
     relative = {
-        r"\bthe day before yesterday\b": lambda: [_day_window((today - dt.timedelta(days=2)).date(), "the day before yesterday")],
+        r"\bthe day before yesterday\b": lambda: [
+            _day_window((today - dt.timedelta(days=2)).date(), "the day before yesterday")
+        ],
         r"\byesterday(?:'s)?\b": lambda: [_day_window((today - dt.timedelta(days=1)).date(), "yesterday")],
         r"\btoday(?:'s)?\b": lambda: [_day_window(today.date(), "today")],
-        r"\blast week(?:'s)?\b": lambda: [Window(today - dt.timedelta(days=today.weekday() + 7), today - dt.timedelta(days=today.weekday()), "last week")],
-        r"\bthis week(?:'s)?\b": lambda: [Window(today - dt.timedelta(days=today.weekday()), today + dt.timedelta(days=1), "this week")],
+        r"\blast week(?:'s)?\b": lambda: [
+            Window(
+                today - dt.timedelta(days=today.weekday() + 7), today - dt.timedelta(days=today.weekday()), "last week"
+            )
+        ],
+        r"\bthis week(?:'s)?\b": lambda: [
+            Window(today - dt.timedelta(days=today.weekday()), today + dt.timedelta(days=1), "this week")
+        ],
         r"\blast month(?:'s)?\b": lambda: [_month_window(now.year - (now.month == 1), (now.month - 2) % 12 + 1)],
         r"\bthis month(?:'s)?\b": lambda: [_month_window(now.year, now.month)],
-        r"\blast year(?:'s)?\b": lambda: [Window(dt.datetime(now.year - 1, 1, 1), dt.datetime(now.year, 1, 1), f"{now.year - 1}")],
-        r"\bthis year(?:'s)?\b": lambda: [Window(dt.datetime(now.year, 1, 1), dt.datetime(now.year + 1, 1, 1), f"{now.year}")],
+        r"\blast year(?:'s)?\b": lambda: [
+            Window(dt.datetime(now.year - 1, 1, 1), dt.datetime(now.year, 1, 1), f"{now.year - 1}")
+        ],
+        r"\bthis year(?:'s)?\b": lambda: [
+            Window(dt.datetime(now.year, 1, 1), dt.datetime(now.year + 1, 1, 1), f"{now.year}")
+        ],
     }
     for pattern, windows in relative.items():
         for m in re.finditer(pattern, lowered):
@@ -194,9 +224,11 @@ def _relative_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _ago_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"three days ago", "a week ago", "2 months ago": that day, week (Monday to Sunday) or calendar month."""
+    """ "three days ago", "a week ago", "2 months ago": that day, week (Monday to Sunday) or calendar month."""
     today = _midnight(now)
-    for m in re.finditer(r"\b(?:(?P<n>\d+|a|one|two|three|four|five|six)\s+(?P<unit>day|week|month)s?\s+ago)\b", lowered):
+    for m in re.finditer(
+        r"\b(?:(?P<n>\d+|a|one|two|three|four|five|six)\s+(?P<unit>day|week|month)s?\s+ago)\b", lowered
+    ):
         n = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}.get(m["n"], None) or int(m["n"])
         if m["unit"] == "day":
             found.add([_day_window((today - dt.timedelta(days=n)).date(), m.group(0))], m.span())
@@ -209,7 +241,7 @@ def _ago_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _recent_spans(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"in the past 3 weeks", "last 10 days": from that long ago up to today."""
+    """ "in the past 3 weeks", "last 10 days": from that long ago up to today."""
     today = _midnight(now)
     for m in re.finditer(r"\b(?:in the )?(?:past|last)\s+(?P<n>\d+)\s+(?P<unit>day|week|month)s\b", lowered):
         days = int(m["n"]) * {"day": 1, "week": 7, "month": 31}[m["unit"]]
@@ -217,7 +249,7 @@ def _recent_spans(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _bare_years(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """"2021", "from 2021", "2021's": the whole year."""
+    """ "2021", "from 2021", "2021's": the whole year."""
     for m in re.finditer(rf"\b(?:(?:in|from|during|of|since)\s+)?{_YEAR}(?:'s)?(?=\W|$)", lowered):
         year = _year_of(m)
         if year:
@@ -225,7 +257,17 @@ def _bare_years(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 # most specific first: an expression a reader keeps is not read again, in part, by a later one
-_READERS = (_iso_dates, _month_ranges, _explicit_days, _months, _seasons, _relative_phrases, _ago_phrases, _recent_spans, _bare_years)
+_READERS = (
+    _iso_dates,
+    _month_ranges,
+    _explicit_days,
+    _months,
+    _seasons,
+    _relative_phrases,
+    _ago_phrases,
+    _recent_spans,
+    _bare_years,
+)
 
 
 def find_times(text: str, now: dt.datetime) -> list[TimeFound]:

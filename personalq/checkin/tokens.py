@@ -4,7 +4,8 @@ Real names mix scripts and separators ("[Falconerd] Big Pixel Style", "TeaClolor
 "KangKengChangV3", "mrblng02-4000"); people write them in lower case, spaced differently, in another order.
 Latin, Cyrillic and Greek text splits into words (and CamelCase into its parts); scripts written without spaces
 (Chinese, Japanese, Korean, Thai) split into overlapping character pairs, so "用兵马俑的lora" still meets
-"兵马俑"; other scripts also answer to their ASCII transliteration (anyascii: "Билибин" to "bilibin"). Each field also contributes its *squashed* form (letters and digits only), so "big pixel",
+"兵马俑"; other scripts also answer to their ASCII transliteration (anyascii: "Билибин" to "bilibin").
+Each field also contributes its *squashed* form (letters and digits only), so "big pixel",
 "bigpixel" and "BigPixel" are one token, and a typo-tolerant match can compare whole names.
 """
 
@@ -17,7 +18,9 @@ from anyascii import anyascii
 
 # scripts written without spaces between words
 _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_RUN = re.compile(rf"[{_UNSPACED}]+|[^\W_{_UNSPACED}]*\d\.\d[\d.]*[^\W_{_UNSPACED}]*|[^\W_{_UNSPACED}]+(?:['’][^\W_{_UNSPACED}]+)*")
+_RUN = re.compile(
+    rf"[{_UNSPACED}]+|[^\W_{_UNSPACED}]*\d\.\d[\d.]*[^\W_{_UNSPACED}]*|[^\W_{_UNSPACED}]+(?:['’][^\W_{_UNSPACED}]+)*"
+)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)(?!\d*(?:\b|[a-z]))")
 _UNSPACED_RUN = re.compile(rf"^[{_UNSPACED}]+$")
 _POSSESSIVE = re.compile(r"['’]s$")

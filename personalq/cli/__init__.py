@@ -8,7 +8,11 @@ import typer
 
 from personalq.cli import bench, checkin, quantize, repo, serve, space, zoo
 
-app = typer.Typer(help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 app.add_typer(repo.app, name="repo")
 app.add_typer(zoo.app, name="zoo")
 app.add_typer(bench.app, name="bench")

@@ -8,14 +8,26 @@ from typing import Annotated, Optional
 import typer
 
 from personalq.bundled import zoo_dir
-from personalq.cli.common import (FirstLastOption, HomeOption, SmoothingOption, comma_list, fail, recipe_overrides, settings_for,
-                                  zoo_folder)
+from personalq.cli.common import (
+    FirstLastOption,
+    HomeOption,
+    SmoothingOption,
+    comma_list,
+    fail,
+    recipe_overrides,
+    settings_for,
+    zoo_folder,
+)
 
 app = typer.Typer(help="Benchmarks.", no_args_is_help=True)
 
 
 @app.command("import")
-def import_(jsonl: Annotated[Path, typer.Argument(help="Civitai dump, one model per line (shared/data/civitai-models-2023-07.jsonl)")]) -> None:
+def import_(
+    jsonl: Annotated[
+        Path, typer.Argument(help="Civitai dump, one model per line (shared/data/civitai-models-2023-07.jsonl)")
+    ],
+) -> None:
     """Import every model version of a Civitai dump as card files; print the rate and the index rebuild time."""
     from personalq.eval.import_bench import run
 
@@ -37,7 +49,9 @@ def repo_prompts(
 
 @app.command("latency")
 def latency(
-    sizes: Annotated[str, typer.Option(help="repository sizes, comma-separated (the first 1,000 are Repo-Prompts)")] = "1000,10000,100000",
+    sizes: Annotated[
+        str, typer.Option(help="repository sizes, comma-separated (the first 1,000 are Repo-Prompts)")
+    ] = "1000,10000,100000",
     requests: Annotated[int, typer.Option(help="timed Check-in requests per size")] = 200,
 ) -> None:
     """Check-in latency (p50 / p95) against repository size, on the local engine."""
@@ -56,7 +70,9 @@ def latency(
 def checkin(
     prompts: Annotated[Path, typer.Option(help="Repo-Prompts JSONL file")],
     method: Annotated[str, typer.Option(help="checkin | dense | random | reranker | all")] = "checkin",
-    out: Annotated[Optional[Path], typer.Option(help="predictions JSONL (with --method all: one file per method, suffixed)")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="predictions JSONL (with --method all: one file per method, suffixed)")
+    ] = None,
     misses: Annotated[bool, typer.Option(help="list every miss with its reason after the tables")] = True,
     home: HomeOption = None,
 ) -> None:
@@ -98,15 +114,33 @@ def taq(
     images: Annotated[int, typer.Option(help="images per checkpoint and configuration")] = 8,
     captions: Annotated[int, typer.Option(help="calibration captions per checkpoint")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
-    calibrations: Annotated[int, typer.Option(help="calibrations per checkpoint (other captions and samples); rows are generated under each")] = 1,
+    calibrations: Annotated[
+        int,
+        typer.Option(help="calibrations per checkpoint (other captions and samples); rows are generated under each"),
+    ] = 1,
     sensitivity: Annotated[bool, typer.Option(help="also run the per-token sensitivity analysis")] = True,
-    adaround: Annotated[bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")] = False,
-    quantizers: Annotated[str, typer.Option(help="comma-separated quantizers for the table: linear, log")] = "linear,log",
-    float_kv: Annotated[bool, typer.Option(help="add BOS / TAQ rows whose protected K/V rows use float K/V weights")] = False,
-    precisions: Annotated[str, typer.Option(help="comma-separated rows: W8A8, W4A8, W8A4, W4A4, and the ablation xattn-A8, "
-                                                 "xattn-A4 (float weights, only cross-attention activations quantized)")] = "W8A8,W4A8,W8A4,W4A4",
-    plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path("benchmarks/taq-sensitivity.png"),
-    seed: Annotated[int, typer.Option(help="seed of the generated images (the same in every row): another seed, other images")] = 11,
+    adaround: Annotated[
+        bool, typer.Option(help="add W4A8 / W4A4 TAQ rows with AdaRound (slow: learned rounding per layer)")
+    ] = False,
+    quantizers: Annotated[
+        str, typer.Option(help="comma-separated quantizers for the table: linear, log")
+    ] = "linear,log",
+    float_kv: Annotated[
+        bool, typer.Option(help="add BOS / TAQ rows whose protected K/V rows use float K/V weights")
+    ] = False,
+    precisions: Annotated[
+        str,
+        typer.Option(
+            help="comma-separated rows: W8A8, W4A8, W8A4, W4A4, and the ablation xattn-A8, "
+            "xattn-A4 (float weights, only cross-attention activations quantized)"
+        ),
+    ] = "W8A8,W4A8,W8A4,W4A4",
+    plot: Annotated[Path, typer.Option(help="where the sensitivity bar chart is written")] = Path(
+        "benchmarks/taq-sensitivity.png"
+    ),
+    seed: Annotated[
+        int, typer.Option(help="seed of the generated images (the same in every row): another seed, other images")
+    ] = 11,
     smoothing: SmoothingOption = None,
     first_last_8bit: FirstLastOption = None,
     home: HomeOption = None,
@@ -123,12 +157,27 @@ def taq(
     if not rows or set(rows) - set(ALL_PRECISIONS):
         fail(f"--precisions takes some of {', '.join(ALL_PRECISIONS)}, not {precisions!r}")
     settings = settings_for(home)
-    report = run_taq_bench(zoo or zoo_dir(settings), checkpoints, images, captions, calibration_steps, sensitivity,
-                           quantizers=chosen, adaround=adaround, float_kv=float_kv, calibrations=calibrations, precisions=rows,
-                           seed=seed, recipe=recipe_overrides(smoothing, first_last_8bit))
+    report = run_taq_bench(
+        zoo or zoo_dir(settings),
+        checkpoints,
+        images,
+        captions,
+        calibration_steps,
+        sensitivity,
+        quantizers=chosen,
+        adaround=adaround,
+        float_kv=float_kv,
+        calibrations=calibrations,
+        precisions=rows,
+        seed=seed,
+        recipe=recipe_overrides(smoothing, first_last_8bit),
+    )
     typer.echo(report.table())
     typer.echo("\nTAQ against each baseline, image by image:\n\n" + report.paired_table())
-    typer.echo("\nHow much each separation narrows the cross-attention ranges of the tokens it still rounds:\n\n" + report.headroom_table())
+    typer.echo(
+        "\nHow much each separation narrows the cross-attention ranges of the tokens it still rounds:\n\n"
+        + report.headroom_table()
+    )
     if report.tokens:
         typer.echo("\n" + report.sensitivity_table())
         typer.echo(f"\nplot: {report.plot(plot)}")
@@ -152,26 +201,50 @@ def taq_attribution(
     rows = tuple(comma_list(precisions))
     if not rows or set(rows) - set(QUANTIZED_PRECISIONS):
         fail(f"--precisions takes some of {', '.join(QUANTIZED_PRECISIONS)}, not {precisions!r}")
-    report = run_attribution(zoo_folder(zoo, settings_for(home)), pick_concepts(checkpoints), {p: QUANTIZED_PRECISIONS[p] for p in rows},
-                             images, recipe=recipe_overrides(smoothing, first_last_8bit))
+    report = run_attribution(
+        zoo_folder(zoo, settings_for(home)),
+        pick_concepts(checkpoints),
+        {p: QUANTIZED_PRECISIONS[p] for p in rows},
+        images,
+        recipe=recipe_overrides(smoothing, first_last_8bit),
+    )
     typer.echo(report.table())
 
 
 @app.command("personalize")
 def personalize(
-    steps: Annotated[Optional[str], typer.Option(help="fine-tuning step counts to compare, comma-separated; default the recipe's")] = None,
-    lr_scale: Annotated[str, typer.Option(help="multipliers of the LoRA and DreamBooth learning rates to compare, comma-separated")] = "1,2.5",
-    class_prior: Annotated[Optional[str], typer.Option(help="shares (0-1) of each prior batch drawn from the checkpoint's own category, comma-separated; default the recipe's")] = None,
-    noun_dropout: Annotated[Optional[str], typer.Option(help="shares (0-1) of instance captions without the class noun, comma-separated; default the recipe's")] = None,
-    recipe: Annotated[str, typer.Option(help="the recipe the axes vary: shipped or gpu (more images, bigger batches)")] = "shipped",
+    steps: Annotated[
+        Optional[str], typer.Option(help="fine-tuning step counts to compare, comma-separated; default the recipe's")
+    ] = None,
+    lr_scale: Annotated[
+        str, typer.Option(help="multipliers of the LoRA and DreamBooth learning rates to compare, comma-separated")
+    ] = "1,2.5",
+    class_prior: Annotated[
+        Optional[str],
+        typer.Option(
+            help="shares (0-1) of each prior batch drawn from the checkpoint's own category, comma-separated; "
+            "default the recipe's"
+        ),
+    ] = None,
+    noun_dropout: Annotated[
+        Optional[str],
+        typer.Option(
+            help="shares (0-1) of instance captions without the class noun, comma-separated; default the recipe's"
+        ),
+    ] = None,
+    recipe: Annotated[
+        str, typer.Option(help="the recipe the axes vary: shipped or gpu (more images, bigger batches)")
+    ] = "shipped",
     checkpoints: Annotated[str, typer.Option(help="concept ids to train again, comma-separated")] = (
-        "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"),
+        "biscuit-v1,mochi-v1,teddybear-v2,zoomy-v1,ticker-v1,skyline-v3"
+    ),
     images: Annotated[int, typer.Option(help="images per checkpoint and recipe")] = 8,
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="the zoo build's working folder; default HOME/zoo-work")] = None,
     home: HomeOption = None,
 ) -> None:
-    """Train the same personalized checkpoints with each recipe (every combination of the axes); category, marker and variant rates."""
+    """Train the same personalized checkpoints with each recipe (every combination of the axes); category, marker and \
+variant rates."""
     from personalq.eval.personalize_bench import recipes, run, table
     from personalq.zoo.concepts import concepts
     from personalq.zoo.personalize import PersonalizeConfig
@@ -209,7 +282,9 @@ def personalize(
         except ValueError:
             fail(f"{option} takes shares between 0 and 1, comma-separated, not {text!r}")
     chosen = [known[i] for i in wanted]
-    configs = recipes(counts, scales, base, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"])
+    configs = recipes(
+        counts, scales, base, class_priors=shares["--class-prior"], noun_dropouts=shares["--noun-dropout"]
+    )
     results = run(zoo or zoo_dir(settings), work, chosen, configs, images, device=settings.resolved_device())
     typer.echo(table(results, chosen))
 
@@ -235,7 +310,9 @@ def preference(
     simulate: Annotated[int, typer.Option(help="simulated raters to add first (0: only the stored human votes)")] = 0,
     noise: Annotated[float, typer.Option(help="probability that a simulated rater answers at random")] = 0.1,
     csv: Annotated[Optional[Path], typer.Option(help="also write every vote to this CSV file")] = None,
-    llm_judge: Annotated[bool, typer.Option(help="also score with the configured LLM (both orders); needs a key")] = False,
+    llm_judge: Annotated[
+        bool, typer.Option(help="also score with the configured LLM (both orders); needs a key")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Check-in's win rate against each baseline (95% bootstrap CI), Bradley-Terry scores, agreement, intent scores."""
@@ -269,8 +346,11 @@ def preference(
         from personalq.rating.llm_judge import LLMJudge, llm_intent_scores
 
         means, consistency = llm_intent_scores(LLMJudge(make_client(settings)), maker, items)
-        typer.echo("Intent score (LLM judge, both orders, 1-5): " + ", ".join(f"{m} {s:.2f}" for m, s in sorted(means.items()))
-                   + f"; consistent verdicts {consistency:.0%}")
+        typer.echo(
+            "Intent score (LLM judge, both orders, 1-5): "
+            + ", ".join(f"{m} {s:.2f}" for m, s in sorted(means.items()))
+            + f"; consistent verdicts {consistency:.0%}"
+        )
     if csv:
         csv.write_text(store.csv())
         typer.echo(f"votes written to {csv}")

@@ -12,8 +12,12 @@ from personalq.cli.common import HomeOption, fail, settings_for
 
 
 def checkin(
-    query: Annotated[Optional[str], typer.Argument(help="what you want, e.g. 'the April dog model on a beach'")] = None,
-    now: Annotated[Optional[str], typer.Option(help="reference date YYYY-MM-DD for 'yesterday', 'April' (default: today)")] = None,
+    query: Annotated[
+        Optional[str], typer.Argument(help="what you want, e.g. 'the April dog model on a beach'")
+    ] = None,
+    now: Annotated[
+        Optional[str], typer.Option(help="reference date YYYY-MM-DD for 'yesterday', 'April' (default: today)")
+    ] = None,
     session: Annotated[Optional[str], typer.Option(help="continue this session (with --answer)")] = None,
     answer: Annotated[Optional[str], typer.Option(help="answer to the session's clarification question")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
@@ -45,13 +49,15 @@ def checkin(
         return
     if result.status == "selected":
         card = agent.repository.get(result.checkpoint_id)
-        typer.echo(f"selected {card.id}: {card.name} (version {card.version or '-'}, created {card.created_at:%Y-%m-%d})")
+        typer.echo(
+            f"selected {card.id}: {card.name} (version {card.version or '-'}, created {card.created_at:%Y-%m-%d})"
+        )
         typer.echo(f"prompt: {result.prompt}")
     elif result.status == "clarify":
         typer.echo(result.question)
         for option in result.options:
             typer.echo(f"  - {option.label}")
-        typer.echo(f"answer with: personalq checkin --session {result.session} --answer \"...\"")
+        typer.echo(f'answer with: personalq checkin --session {result.session} --answer "..."')
     else:
         typer.echo(f"no match: {result.reason}")
         for alt in result.alternatives:

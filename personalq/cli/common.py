@@ -12,7 +12,9 @@ from personalq.config import Settings, load_settings
 
 HomeOption = Annotated[
     Optional[Path],
-    typer.Option("--home", help="PersonalQ home (database, index, caches); default $PERSONALQ_HOME or ./db", show_default=False),
+    typer.Option(
+        "--home", help="PersonalQ home (database, index, caches); default $PERSONALQ_HOME or ./db", show_default=False
+    ),
 ]
 
 
@@ -40,13 +42,19 @@ def zoo_folder(zoo: Path | None, settings: Settings, option: str = "--zoo") -> P
 
 SmoothingOption = Annotated[
     Optional[str],
-    typer.Option(help="SmoothQuant migration strength alpha (0-1) of every layer whose input is rounded, or 'none'; default the recipe's (0.75)",
-                 show_default=False),
+    typer.Option(
+        help="SmoothQuant migration strength alpha (0-1) of every layer whose input is rounded, or 'none'; "
+        "default the recipe's (0.75)",
+        show_default=False,
+    ),
 ]
 FirstLastOption = Annotated[
     Optional[bool],
-    typer.Option("--first-last-8bit/--no-first-last-8bit", help="keep conv_in and conv_out at 8 bits below W8A8; default the recipe's (on)",
-                 show_default=False),
+    typer.Option(
+        "--first-last-8bit/--no-first-last-8bit",
+        help="keep conv_in and conv_out at 8 bits below W8A8; default the recipe's (on)",
+        show_default=False,
+    ),
 ]
 
 

@@ -15,15 +15,27 @@ def quantize(
     checkpoint_id: Annotated[str, typer.Argument(help="repository checkpoint id")],
     wbits: Annotated[int, typer.Option(help="weight bits: 8 or 4")] = 8,
     abits: Annotated[int, typer.Option(help="activation bits: 8, 4, or 16 (weights only)")] = 8,
-    mode: Annotated[str, typer.Option(help="taq (protect the trigger), plain (no separation), bos (protect the start token)")] = "taq",
+    mode: Annotated[
+        str, typer.Option(help="taq (protect the trigger), plain (no separation), bos (protect the start token)")
+    ] = "taq",
     quantizer: Annotated[str, typer.Option(help="linear (uniform affine) or log")] = "linear",
-    rounding: Annotated[str, typer.Option(help="nearest, or adaround (learned rounding on the calibration inputs)")] = "nearest",
-    protect_weights: Annotated[bool, typer.Option(help="compute the protected K/V rows with a float copy of the cross-attention K/V weights (costs that copy's bytes)")] = False,
+    rounding: Annotated[
+        str, typer.Option(help="nearest, or adaround (learned rounding on the calibration inputs)")
+    ] = "nearest",
+    protect_weights: Annotated[
+        bool,
+        typer.Option(
+            help="compute the protected K/V rows with a float copy of the cross-attention K/V weights "
+            "(costs that copy's bytes)"
+        ),
+    ] = False,
     smoothing: SmoothingOption = None,
     first_last_8bit: FirstLastOption = None,
     captions: Annotated[int, typer.Option(help="calibration captions")] = 64,
     calibration_steps: Annotated[int, typer.Option(help="denoising steps per calibration caption")] = 10,
-    out: Annotated[Optional[Path], typer.Option(help="folder for the file; default: a taq/ folder beside the checkpoint")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="folder for the file; default: a taq/ folder beside the checkpoint")
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Quantize the UNet a checkpoint runs on; prints one JSON line with the resident weight bytes."""
@@ -36,8 +48,15 @@ def quantize(
 
     settings = settings_for(home)
     try:
-        config = TAQConfig(wbits=wbits, abits=abits, mode=mode, quantizer=quantizer, rounding=rounding,
-                           protect_weights=protect_weights, **recipe_overrides(smoothing, first_last_8bit))
+        config = TAQConfig(
+            wbits=wbits,
+            abits=abits,
+            mode=mode,
+            quantizer=quantizer,
+            rounding=rounding,
+            protect_weights=protect_weights,
+            **recipe_overrides(smoothing, first_last_8bit),
+        )
     except ValidationError as error:
         fail("; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in error.errors()))
     try:
@@ -54,5 +73,15 @@ def quantize(
         fail(str(error))
     path = save_quantized(variant, (out or beside_checkpoint(checkpoint)) / variant_name(checkpoint, config))
     quantized_bytes = weight_bytes(variant.unet)
-    typer.echo(json.dumps({"checkpoint": checkpoint_id, "config": config.tag, "path": str(path), "weight_bytes_fp32": full_bytes,
-                           "weight_bytes_quantized": quantized_bytes, "ratio": round(quantized_bytes / full_bytes, 4)}))
+    typer.echo(
+        json.dumps(
+            {
+                "checkpoint": checkpoint_id,
+                "config": config.tag,
+                "path": str(path),
+                "weight_bytes_fp32": full_bytes,
+                "weight_bytes_quantized": quantized_bytes,
+                "ratio": round(quantized_bytes / full_bytes, 4),
+            }
+        )
+    )

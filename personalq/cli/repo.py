@@ -29,7 +29,9 @@ def _date(value: str | None, end: bool = False) -> dt.datetime | None:
 @app.command("import")
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="card files, model files or folders")],
-    replace: Annotated[bool, typer.Option("--replace", help="overwrite checkpoints whose id or weights exist with other content")] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="overwrite checkpoints whose id or weights exist with other content")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed."""
@@ -51,14 +53,18 @@ def list_(
     family: Annotated[Optional[str], typer.Option(help="only this family")] = None,
     style: Annotated[Optional[str], typer.Option(help="only checkpoints with this style")] = None,
     kind: Annotated[Optional[str], typer.Option(help="lora | dreambooth | textual_inversion | checkpoint")] = None,
-    creator: Annotated[Optional[str], typer.Option(help="only checkpoints by this creator (Civitai user, modelspec.author)")] = None,
+    creator: Annotated[
+        Optional[str], typer.Option(help="only checkpoints by this creator (Civitai user, modelspec.author)")
+    ] = None,
     since: Annotated[Optional[str], typer.Option(help="created on or after YYYY-MM-DD")] = None,
     until: Annotated[Optional[str], typer.Option(help="created on or before YYYY-MM-DD")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
     home: HomeOption = None,
 ) -> None:
     """One checkpoint per line, grouped by family and ordered by version."""
-    filters = CheckpointFilter(family=family, style=style, kind=kind, creator=creator, since=_date(since), until=_date(until, end=True))
+    filters = CheckpointFilter(
+        family=family, style=style, kind=kind, creator=creator, since=_date(since), until=_date(until, end=True)
+    )
     checkpoints = Repository(settings_for(home)).list(filters)
     if as_json:
         typer.echo(json.dumps([c.model_dump(mode="json") for c in checkpoints], indent=1))
@@ -90,9 +96,14 @@ def remove(checkpoint_id: str, home: HomeOption = None) -> None:
 
 @app.command("reindex")
 def reindex(
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="drop the dense index and embed every card again")] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="drop the dense index and embed every card again")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Bring the Chroma index in line with the database."""
     report = Repository(settings_for(home)).sync_index(rebuild=rebuild)
-    typer.echo(f"added {report.added}, updated {report.updated}, removed {report.removed}, rebuilt {report.rebuilt} in {report.seconds:.2f}s")
+    typer.echo(
+        f"added {report.added}, updated {report.updated}, removed {report.removed}, rebuilt {report.rebuilt} "
+        f"in {report.seconds:.2f}s"
+    )

@@ -22,5 +22,7 @@ def build(out: Annotated[Path, typer.Argument(help="new folder to create the Spa
     except SpaceBuildError as exc:
         fail(str(exc))
     typer.echo(f"Space folder ready: {folder.path} ({folder.files} files, {folder.bytes / 2**20:.0f} MB)")
-    typer.echo("Next: git push it to a Space; set the secret PERSONALQ_ADMIN_TOKEN to enable imports and removals; "
-               "attach persistent storage so the repository survives restarts.")
+    typer.echo(
+        "Next: git push it to a Space; set the secret PERSONALQ_ADMIN_TOKEN to enable imports and removals; "
+        "attach persistent storage so the repository survives restarts."
+    )

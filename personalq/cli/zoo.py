@@ -18,8 +18,21 @@ def build(
     out: Annotated[Optional[Path], typer.Option(help="where the zoo is written; default assets/zoo")] = None,
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="a few steps on tiny data (for tests)")] = False,
-    recipe: Annotated[str, typer.Option(help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu (about a minute per checkpoint on a GPU, five on 2 CPU cores)")] = "shipped",
-    workers: Annotated[int, typer.Option(min=1, max=64, help="checkpoints trained at once, one process each (on a GPU, 14 built 42 checkpoints in 6 minutes)")] = 1,
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="personalization recipe: shipped (the bundled checkpoints' first recipe) or gpu "
+            "(about a minute per checkpoint on a GPU, five on 2 CPU cores)"
+        ),
+    ] = "shipped",
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="checkpoints trained at once, one process each (on a GPU, 14 built 42 checkpoints in 6 minutes)",
+        ),
+    ] = 1,
     home: HomeOption = None,
 ) -> None:
     """Data -> VAE -> UNet -> personalized checkpoints -> cards and previews; resumes where it stopped."""
@@ -32,8 +45,13 @@ def build(
     except ValueError as error:
         fail(str(error))
     config = ZooBuildConfig.tiny() if tiny else ZooBuildConfig(personalize=personalize)
-    result = build_zoo(work or settings.home / "zoo-work", out or zoo_dir(settings), config,
-                       device=settings.resolved_device(), workers=workers)
+    result = build_zoo(
+        work or settings.home / "zoo-work",
+        out or zoo_dir(settings),
+        config,
+        device=settings.resolved_device(),
+        workers=workers,
+    )
     typer.echo(f"zoo written to {result}")
 
 
@@ -47,7 +65,9 @@ def previews(
 
     settings = settings_for(home)
     zoo = zoo_folder(out, settings, "--out")
-    typer.echo(f"{len(refresh_previews(zoo, settings.resolved_device()))} previews drawn in {zoo / 'repository' / 'previews'}")
+    typer.echo(
+        f"{len(refresh_previews(zoo, settings.resolved_device()))} previews drawn in {zoo / 'repository' / 'previews'}"
+    )
 
 
 @app.command("evaluator")
@@ -56,10 +76,13 @@ def evaluator(
     work: Annotated[Optional[Path], typer.Option(help="resumable working folder; default HOME/zoo-work")] = None,
     images: Annotated[int, typer.Option(min=16, help="held-out renders it learns from")] = 20000,
     steps: Annotated[int, typer.Option(min=1, help="training steps at batch 128")] = 2400,
-    warm_start: Annotated[bool, typer.Option("--warm-start", help="begin from the zoo's current evaluator instead of random weights")] = False,
+    warm_start: Annotated[
+        bool, typer.Option("--warm-start", help="begin from the zoo's current evaluator instead of random weights")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
-    """Train the domain evaluator again against the zoo's current VAE: after its decoder or the catalog's tints changed."""
+    """Train the domain evaluator again against the zoo's current VAE: after its decoder or the catalog's tints \
+changed."""
     from personalq.serving.checkpoints import load_base
     from personalq.zoo.evaluator import train_evaluator
 
@@ -69,8 +92,15 @@ def evaluator(
     if warm_start and not current.is_file():
         fail(f"--warm-start: {zoo} has no evaluator to start from")
     device = settings.resolved_device()
-    train_evaluator(load_base(zoo / "base", device).vae, work or settings.home / "zoo-work", current, images, steps,
-                    device=device, init=current if warm_start else None)
+    train_evaluator(
+        load_base(zoo / "base", device).vae,
+        work or settings.home / "zoo-work",
+        current,
+        images,
+        steps,
+        device=device,
+        init=current if warm_start else None,
+    )
     typer.echo(f"evaluator written to {current}")
 
 
@@ -79,10 +109,17 @@ def evaluate(
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder; default assets/zoo")] = None,
     per_concept: Annotated[int, typer.Option(help="images per personalized checkpoint")] = 4,
     per_prompt: Annotated[int, typer.Option(help="base images per (category, scene) prompt")] = 2,
-    unet: Annotated[Optional[Path], typer.Option(help="evaluate the base with this UNet folder instead (e.g. another training step)")] = None,
+    unet: Annotated[
+        Optional[Path],
+        typer.Option(help="evaluate the base with this UNet folder instead (e.g. another training step)"),
+    ] = None,
     personalized: Annotated[bool, typer.Option(help="also evaluate the personalized checkpoints")] = True,
-    categories: Annotated[Optional[str], typer.Option(help="comma-separated subset of the 20 categories; default all")] = None,
-    guidance: Annotated[Optional[float], typer.Option(min=0.0, max=30.0, help="classifier-free guidance scale; default the zoo's")] = None,
+    categories: Annotated[
+        Optional[str], typer.Option(help="comma-separated subset of the 20 categories; default all")
+    ] = None,
+    guidance: Annotated[
+        Optional[float], typer.Option(min=0.0, max=30.0, help="classifier-free guidance scale; default the zoo's")
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Generate with the base and every personalized checkpoint; print recognition rates, domain FID and speed."""
@@ -97,9 +134,15 @@ def evaluate(
         fail(f"unknown categories {', '.join(unknown)}; the zoo has {', '.join(CATEGORIES)}")
     if not chosen:
         fail("--categories names no category")
-    report = evaluate_zoo(zoo or zoo_dir(settings), per_prompt=per_prompt, per_concept=per_concept, unet=unet,
-                          personalized=personalized, categories=chosen,
-                          guidance=GUIDANCE if guidance is None else guidance)
+    report = evaluate_zoo(
+        zoo or zoo_dir(settings),
+        per_prompt=per_prompt,
+        per_concept=per_concept,
+        unet=unet,
+        personalized=personalized,
+        categories=chosen,
+        guidance=GUIDANCE if guidance is None else guidance,
+    )
     typer.echo(report.table())
     if report.per_checkpoint:
         typer.echo("\nper checkpoint, with the trigger:\n\n" + report.checkpoint_table())
@@ -119,7 +162,9 @@ def parse_colour(text: str) -> tuple[str, tuple[int, int, int]]:
 
 @app.command("tints")
 def tints(
-    candidate: Annotated[Optional[list[str]], typer.Option(help="a colour to weigh beside the catalog's, NAME=R,G,B (repeatable)")] = None,
+    candidate: Annotated[
+        Optional[list[str]], typer.Option(help="a colour to weigh beside the catalog's, NAME=R,G,B (repeatable)")
+    ] = None,
     subjects: Annotated[int, typer.Option(min=2, max=60, help="subjects drawn in every tint")] = 40,
     zoo: Annotated[Optional[Path], typer.Option(help="zoo folder whose VAE is asked; default assets/zoo")] = None,
     home: HomeOption = None,

@@ -73,34 +73,60 @@ STATUSES = ("selected", "clarify", "no_match")
 def _correct(instance: dict, prediction: dict) -> bool:
     """The right status, and for a single match the right checkpoint (what overall accuracy counts)."""
     truth = instance["ground_truth"]
-    return prediction["status"] == truth["status"] and (truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"])
+    return prediction["status"] == truth["status"] and (
+        truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"]
+    )
 
 
 def _miss(instance: dict, prediction: dict) -> dict | None:
     """What went wrong on one instance, or None: a wrong status, a wrong pick, or a follow-up that missed."""
     truth = instance["ground_truth"]
     if _correct(instance, prediction):
-        if truth["status"] != "clarify" or not instance.get("followup") or final_choice(prediction) == truth["checkpoint_id"]:
+        if (
+            truth["status"] != "clarify"
+            or not instance.get("followup")
+            or final_choice(prediction) == truth["checkpoint_id"]
+        ):
             return None
     followup = prediction.get("followup") or {}
-    got = prediction["checkpoint_id"] or (f"after follow-up {followup.get('status')} {followup.get('checkpoint_id') or ''}".strip()
-                                          if instance.get("followup") and prediction["status"] == "clarify" else "")
-    return {"id": instance["instance_id"], "query": instance["query"], "truth": f"{truth['status']} {truth.get('checkpoint_id') or ''}".strip(),
-            "got": f"{prediction['status']} {got}".strip(), "why": prediction.get("reason") or prediction.get("question") or ""}
+    got = prediction["checkpoint_id"] or (
+        f"after follow-up {followup.get('status')} {followup.get('checkpoint_id') or ''}".strip()
+        if instance.get("followup") and prediction["status"] == "clarify"
+        else ""
+    )
+    return {
+        "id": instance["instance_id"],
+        "query": instance["query"],
+        "truth": f"{truth['status']} {truth.get('checkpoint_id') or ''}".strip(),
+        "got": f"{prediction['status']} {got}".strip(),
+        "why": prediction.get("reason") or prediction.get("question") or "",
+    }
 
 
 def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) -> dict:
     single = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "selected"]
     ambiguous = [(i, p) for i, p in zip(instances, predictions) if i["ground_truth"]["status"] == "clarify"]
-    selection_accuracy = np.mean([p["status"] == "selected" and p["checkpoint_id"] == i["ground_truth"]["checkpoint_id"] for i, p in single])
-    after_followup = np.mean([final_choice(p) == i["ground_truth"]["checkpoint_id"] for i, p in ambiguous]) if ambiguous else float("nan")
+    selection_accuracy = np.mean(
+        [p["status"] == "selected" and p["checkpoint_id"] == i["ground_truth"]["checkpoint_id"] for i, p in single]
+    )
+    after_followup = (
+        np.mean([final_choice(p) == i["ground_truth"]["checkpoint_id"] for i, p in ambiguous])
+        if ambiguous
+        else float("nan")
+    )
     clarify = _pr(instances, predictions, "clarify")
     no_match = _pr(instances, predictions, "no_match")
     finals = [(final_choice(p), final_prompt(p)) for p in predictions]
     finals = [(c, pr) for c, pr in finals if c]
     cards = {c.id: c for c in judge.repository.get_many({c for c, _ in finals})}
-    with_trigger = [(c, pr) for c, pr in finals if cards[c].canonical_trigger]  # a card without one cannot be rewritten
-    trigger_rate = np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in with_trigger]) if with_trigger else float("nan")
+    with_trigger = [
+        (c, pr) for c, pr in finals if cards[c].canonical_trigger
+    ]  # a card without one cannot be rewritten
+    trigger_rate = (
+        np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in with_trigger])
+        if with_trigger
+        else float("nan")
+    )
     latencies = [p["latency_ms"] for p in predictions if p.get("latency_ms") is not None]
     per_category: dict[str, list[bool]] = {}
     for i, p in zip(instances, predictions):
@@ -113,8 +139,12 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
         "confusion": confusion,
         "misses": [miss for i, p in zip(instances, predictions) if (miss := _miss(i, p))],
         "selection_accuracy": float(selection_accuracy),
-        "clarify_precision": clarify[0], "clarify_recall": clarify[1], "clarify_f1": clarify[2],
-        "no_match_precision": no_match[0], "no_match_recall": no_match[1], "no_match_f1": no_match[2],
+        "clarify_precision": clarify[0],
+        "clarify_recall": clarify[1],
+        "clarify_f1": clarify[2],
+        "no_match_precision": no_match[0],
+        "no_match_recall": no_match[1],
+        "no_match_f1": no_match[2],
         "accuracy_after_followup": float(after_followup),
         "trigger_in_prompt": float(trigger_rate),
         "intent_score": float(np.mean([judge.score(i, p) for i, p in zip(instances, predictions)])),
@@ -125,11 +155,21 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     }
 
 
-ROWS = [("selection accuracy (single-match)", "selection_accuracy"), ("clarification precision", "clarify_precision"),
-        ("clarification recall", "clarify_recall"), ("clarification F1", "clarify_f1"), ("no-match precision", "no_match_precision"),
-        ("no-match recall", "no_match_recall"), ("no-match F1", "no_match_f1"), ("accuracy after follow-up", "accuracy_after_followup"),
-        ("trigger in prompt", "trigger_in_prompt"), ("intent score (rubric, 1-5)", "intent_score"), ("overall accuracy", "overall_accuracy"),
-        ("latency p50 (ms)", "latency_p50_ms"), ("latency p95 (ms)", "latency_p95_ms")]
+ROWS = [
+    ("selection accuracy (single-match)", "selection_accuracy"),
+    ("clarification precision", "clarify_precision"),
+    ("clarification recall", "clarify_recall"),
+    ("clarification F1", "clarify_f1"),
+    ("no-match precision", "no_match_precision"),
+    ("no-match recall", "no_match_recall"),
+    ("no-match F1", "no_match_f1"),
+    ("accuracy after follow-up", "accuracy_after_followup"),
+    ("trigger in prompt", "trigger_in_prompt"),
+    ("intent score (rubric, 1-5)", "intent_score"),
+    ("overall accuracy", "overall_accuracy"),
+    ("latency p50 (ms)", "latency_p50_ms"),
+    ("latency p95 (ms)", "latency_p95_ms"),
+]
 
 
 def table(results: dict[str, dict | str]) -> str:
@@ -139,19 +179,32 @@ def table(results: dict[str, dict | str]) -> str:
         cells = []
         for name in names:
             value = results[name]
-            cells.append(value if isinstance(value, str) else f"{value[key]:.3f}" if not key.startswith("latency") else f"{value[key]:.1f}")
+            cells.append(
+                value
+                if isinstance(value, str)
+                else f"{value[key]:.3f}"
+                if not key.startswith("latency")
+                else f"{value[key]:.1f}"
+            )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     categories = sorted({c for r in results.values() if isinstance(r, dict) for c in r["per_category"]})
     for category in categories:
-        cells = [r if isinstance(r, str) else f"{r['per_category'].get(category, float('nan')):.3f}" for r in results.values()]
+        cells = [
+            r if isinstance(r, str) else f"{r['per_category'].get(category, float('nan')):.3f}"
+            for r in results.values()
+        ]
         lines.append(f"| accuracy: {category} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def confusion_table(name: str, result: dict) -> str:
     """Truth status (rows) against predicted status (columns)."""
-    lines = [f"{name}, truth status x predicted status:", "", "| truth \\ predicted | " + " | ".join(STATUSES) + " |",
-             "| --- |" + " --- |" * len(STATUSES)]
+    lines = [
+        f"{name}, truth status x predicted status:",
+        "",
+        "| truth \\ predicted | " + " | ".join(STATUSES) + " |",
+        "| --- |" + " --- |" * len(STATUSES),
+    ]
     for truth in STATUSES:
         lines.append(f"| {truth} | " + " | ".join(str(result["confusion"][truth][p]) for p in STATUSES) + " |")
     return "\n".join(lines)
@@ -159,7 +212,12 @@ def confusion_table(name: str, result: dict) -> str:
 
 def misses_table(name: str, result: dict) -> str:
     """Every instance a method got wrong, with what it did and why it said so."""
-    lines = [f"{name}: {len(result['misses'])} misses", "", "| id | request | truth | got | reason or question |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        f"{name}: {len(result['misses'])} misses",
+        "",
+        "| id | request | truth | got | reason or question |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for miss in result["misses"]:
         cells = [miss["id"], miss["query"], miss["truth"], miss["got"], miss["why"][:160]]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")

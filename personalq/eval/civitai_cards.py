@@ -36,6 +36,8 @@ def write_cards(jsonl: Path, out: Path) -> int:
     for model in tqdm(read_models(jsonl), desc="writing cards", unit=" models"):
         for version in model["modelVersions"]:
             fields = version_card_fields({**version, "modelId": model["id"]}, model)
-            (out / f"{fields['id']}.yaml").write_text(yaml.safe_dump(fields, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            (out / f"{fields['id']}.yaml").write_text(
+                yaml.safe_dump(fields, sort_keys=False, allow_unicode=True), encoding="utf-8"
+            )
             written += 1
     return written

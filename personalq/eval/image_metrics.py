@@ -17,7 +17,9 @@ MIN_FRECHET_SAMPLES = 2  # a covariance needs two samples; one gives NaN and sqr
 def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
     """FID's formula on any features: ``|mu_a - mu_b|^2 + Tr(S_a + S_b - 2 (S_a S_b)^1/2)``."""
     if min(len(a), len(b)) < MIN_FRECHET_SAMPLES:
-        raise ValueError(f"a Frechet distance needs at least {MIN_FRECHET_SAMPLES} samples per set, got {len(a)} and {len(b)}")
+        raise ValueError(
+            f"a Frechet distance needs at least {MIN_FRECHET_SAMPLES} samples per set, got {len(a)} and {len(b)}"
+        )
     mu_a, mu_b = a.mean(0), b.mean(0)
     cov_a, cov_b = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
     root, _ = linalg.sqrtm(cov_a @ cov_b, disp=False)

@@ -28,16 +28,18 @@ class ImportBenchResult:
         return self.imported / self.import_seconds
 
     def table(self) -> str:
-        return "\n".join([
-            "| measure | value |",
-            "| --- | --- |",
-            f"| card files (model versions) | {self.cards} |",
-            f"| imported / errors | {self.imported} / {self.errors} |",
-            f"| import time (SQLite + embedding + Chroma) | {self.import_seconds:.1f} s |",
-            f"| import rate | {self.rate:.0f} checkpoints/s |",
-            f"| re-import: unchanged | {self.reimport_unchanged} in {self.reimport_seconds:.1f} s |",
-            f"| rebuild Chroma index from SQLite | {self.rebuild_seconds:.1f} s |",
-        ])
+        return "\n".join(
+            [
+                "| measure | value |",
+                "| --- | --- |",
+                f"| card files (model versions) | {self.cards} |",
+                f"| imported / errors | {self.imported} / {self.errors} |",
+                f"| import time (SQLite + embedding + Chroma) | {self.import_seconds:.1f} s |",
+                f"| import rate | {self.rate:.0f} checkpoints/s |",
+                f"| re-import: unchanged | {self.reimport_unchanged} in {self.reimport_seconds:.1f} s |",
+                f"| rebuild Chroma index from SQLite | {self.rebuild_seconds:.1f} s |",
+            ]
+        )
 
 
 def run(jsonl: Path, workdir: Path | None = None) -> ImportBenchResult:
@@ -52,5 +54,12 @@ def run(jsonl: Path, workdir: Path | None = None) -> ImportBenchResult:
         import_seconds = time.perf_counter() - started
         again = repository.import_paths([cards])
         rebuild = repository.sync_index(rebuild=True)
-        return ImportBenchResult(count, report.count("imported"), report.count("error"), import_seconds,
-                                 again.count("unchanged"), again.seconds, rebuild.seconds)
+        return ImportBenchResult(
+            count,
+            report.count("imported"),
+            report.count("error"),
+            import_seconds,
+            again.count("unchanged"),
+            again.seconds,
+            rebuild.seconds,
+        )

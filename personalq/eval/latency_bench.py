@@ -34,8 +34,15 @@ class LatencyRow:
 
 
 def table(rows: list[LatencyRow]) -> str:
-    lines = ["| checkpoints | requests | p50 (ms) | p95 (ms) | max (ms) | import of the added cards |", "| --- | --- | --- | --- | --- | --- |"]
-    lines += [f"| {r.checkpoints:,} | {r.requests} | {r.p50_ms:.1f} | {r.p95_ms:.1f} | {r.max_ms:.1f} | {r.import_seconds:.0f} s |" for r in rows]
+    lines = [
+        "| checkpoints | requests | p50 (ms) | p95 (ms) | max (ms) | import of the added cards |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r.checkpoints:,} | {r.requests} | {r.p50_ms:.1f} | {r.p95_ms:.1f} | {r.max_ms:.1f} | "
+        f"{r.import_seconds:.0f} s |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -69,6 +76,14 @@ def run(sizes: list[int], requests: int = 200, seed: int = 0, workdir: Path | No
             import_seconds = time.perf_counter() - started
             present = size
             latencies = _timed_requests(checkin, asked)
-            rows.append(LatencyRow(size, import_seconds, len(latencies), float(np.percentile(latencies, 50)),
-                                   float(np.percentile(latencies, 95)), max(latencies)))
+            rows.append(
+                LatencyRow(
+                    size,
+                    import_seconds,
+                    len(latencies),
+                    float(np.percentile(latencies, 50)),
+                    float(np.percentile(latencies, 95)),
+                    max(latencies),
+                )
+            )
     return rows

@@ -20,20 +20,153 @@ from typing import Callable
 
 import yaml
 
-CATEGORIES = ("dog", "cat", "person", "bear", "horse", "car", "toy", "watch", "bag", "chair",
-              "house", "building", "bridge", "flower", "tree", "mountain", "painting", "drawing", "logo", "shoe")
-CODENAMES = ("aurora", "biscuit", "comet", "dusty", "echo", "fable", "ginger", "harbor", "indigo", "juniper", "kestrel", "lumen",
-             "maple", "nimbus", "onyx", "pepper", "quill", "rustic", "saffron", "tango", "umber", "velvet", "willow", "xenon",
-             "yonder", "zephyr", "acorn", "bramble", "cinder", "dapple", "ember", "fjord", "gale", "hollow", "ivory", "jasper",
-             "kiwi", "lagoon", "mosaic", "nectar", "orchid", "pebble", "quartz", "raven", "sable", "thistle", "ultra", "vesper",
-             "wren", "yarrow", "zinnia", "alder", "basil", "cobalt", "delta", "elm", "fennel", "garnet", "hazel", "iris",
-             "jade", "kelp", "linen", "mango", "nutmeg", "opal", "plum", "quince", "rosa", "sorrel", "topaz", "urchin",
-             "violet", "walnut", "yucca", "zest", "amber", "birch", "cedar", "dune", "flint", "grove", "heath", "isle",
-             "jet", "kale", "loch", "moss", "nova", "oak", "pine", "quest", "ridge", "slate", "tide", "vale", "wisp", "yew", "zen", "ash")
+CATEGORIES = (
+    "dog",
+    "cat",
+    "person",
+    "bear",
+    "horse",
+    "car",
+    "toy",
+    "watch",
+    "bag",
+    "chair",
+    "house",
+    "building",
+    "bridge",
+    "flower",
+    "tree",
+    "mountain",
+    "painting",
+    "drawing",
+    "logo",
+    "shoe",
+)
+CODENAMES = (
+    "aurora",
+    "biscuit",
+    "comet",
+    "dusty",
+    "echo",
+    "fable",
+    "ginger",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "maple",
+    "nimbus",
+    "onyx",
+    "pepper",
+    "quill",
+    "rustic",
+    "saffron",
+    "tango",
+    "umber",
+    "velvet",
+    "willow",
+    "xenon",
+    "yonder",
+    "zephyr",
+    "acorn",
+    "bramble",
+    "cinder",
+    "dapple",
+    "ember",
+    "fjord",
+    "gale",
+    "hollow",
+    "ivory",
+    "jasper",
+    "kiwi",
+    "lagoon",
+    "mosaic",
+    "nectar",
+    "orchid",
+    "pebble",
+    "quartz",
+    "raven",
+    "sable",
+    "thistle",
+    "ultra",
+    "vesper",
+    "wren",
+    "yarrow",
+    "zinnia",
+    "alder",
+    "basil",
+    "cobalt",
+    "delta",
+    "elm",
+    "fennel",
+    "garnet",
+    "hazel",
+    "iris",
+    "jade",
+    "kelp",
+    "linen",
+    "mango",
+    "nutmeg",
+    "opal",
+    "plum",
+    "quince",
+    "rosa",
+    "sorrel",
+    "topaz",
+    "urchin",
+    "violet",
+    "walnut",
+    "yucca",
+    "zest",
+    "amber",
+    "birch",
+    "cedar",
+    "dune",
+    "flint",
+    "grove",
+    "heath",
+    "isle",
+    "jet",
+    "kale",
+    "loch",
+    "moss",
+    "nova",
+    "oak",
+    "pine",
+    "quest",
+    "ridge",
+    "slate",
+    "tide",
+    "vale",
+    "wisp",
+    "yew",
+    "zen",
+    "ash",
+)
 STYLES = ("photo", "anime", "sketch", "watercolor", "pixel", "oil painting", "polaroid", "3d")
-STYLE_WORDS = {"photo": "realistic", "anime": "anime", "sketch": "sketch", "watercolor": "watercolor", "pixel": "pixel art",
-               "oil painting": "oil painting", "polaroid": "vintage polaroid", "3d": "3d render"}
-ABSENT_SUBJECTS = ("giraffe", "dragon", "robot", "octopus", "spaceship", "penguin", "guitar", "lighthouse", "sushi", "dinosaur")
+STYLE_WORDS = {
+    "photo": "realistic",
+    "anime": "anime",
+    "sketch": "sketch",
+    "watercolor": "watercolor",
+    "pixel": "pixel art",
+    "oil painting": "oil painting",
+    "polaroid": "vintage polaroid",
+    "3d": "3d render",
+}
+ABSENT_SUBJECTS = (
+    "giraffe",
+    "dragon",
+    "robot",
+    "octopus",
+    "spaceship",
+    "penguin",
+    "guitar",
+    "lighthouse",
+    "sushi",
+    "dinosaur",
+)
 NOW = dt.datetime(2026, 11, 22, 12, 0)
 START = dt.datetime(2024, 11, 25)
 
@@ -59,8 +192,16 @@ class Record:
     def card(self) -> dict:
         name = f"{self.codename.title()} {self.category} v{self.version}"
         return {
-            "id": self.id, "name": name, "family": self.family, "version": f"v{self.version}", "kind": "lora", "base_model": "sd-1.5",
-            "triggers": [self.trigger], "subjects": [self.category], "styles": [self.style], "tags": [self.codename],
+            "id": self.id,
+            "name": name,
+            "family": self.family,
+            "version": f"v{self.version}",
+            "kind": "lora",
+            "base_model": "sd-1.5",
+            "triggers": [self.trigger],
+            "subjects": [self.category],
+            "styles": [self.style],
+            "tags": [self.codename],
             "description": f"{self.codename.title()}, a {self.category}, trained on {STYLE_WORDS[self.style]} images",
             "created_at": self.created_at.isoformat(timespec="minutes"),
             "last_used_at": self.last_used_at.isoformat(timespec="minutes") if self.last_used_at else None,
@@ -92,7 +233,9 @@ def build_repository(seed: int = 0, families_per_category: int = 5, versions: in
             days = sorted(rng.sample(range(span - 2), versions))
             for v, day in enumerate(days, start=1):
                 created = START + dt.timedelta(days=day, hours=rng.randint(8, 20), minutes=rng.randint(0, 59))
-                records.append(Record(f"{codename}-{category}-v{v}", category, codename, v, rng.choice(STYLES), created))
+                records.append(
+                    Record(f"{codename}-{category}-v{v}", category, codename, v, rng.choice(STYLES), created)
+                )
     # usage history: a third were used in the last two months, never two of one category on the same day
     for record in rng.sample(records, len(records) // 3):
         record.last_used_at = NOW - dt.timedelta(days=rng.randint(3, 60), hours=rng.randint(0, 10))
@@ -112,7 +255,9 @@ def distractor_records(count: int, seed: int = 0) -> list[Record]:
             codename = f"{first}-{second}"
             for v, day in enumerate(sorted(rng.sample(range(span - 2), 10)), start=1):
                 created = START + dt.timedelta(days=day, hours=rng.randint(8, 20), minutes=rng.randint(0, 59))
-                records.append(Record(f"{codename}-{category}-v{v}", category, codename, v, rng.choice(STYLES), created))
+                records.append(
+                    Record(f"{codename}-{category}-v{v}", category, codename, v, rng.choice(STYLES), created)
+                )
     return records[:count]
 
 
@@ -163,21 +308,34 @@ class Generator:
             if match != [r]:
                 return None
             month = _month_label(r.created_at, with_year)
-            template = rng.choice(["the {m} {s} model on a beach", "my {s} from {m}", "use the {s} I trained in {m}, in a park",
-                                   "{s} created in {m}, sitting in the snow"])
+            template = rng.choice(
+                [
+                    "the {m} {s} model on a beach",
+                    "my {s} from {m}",
+                    "use the {s} I trained in {m}, in a park",
+                    "{s} created in {m}, sitting in the snow",
+                ]
+            )
             query = template.format(m=month, s=subject_text)
             constraints = {"subject": subject, "created": month}
         elif kind == "version":
-            query = rng.choice(["{c} {s} v{n} on a beach", "version {n} of my {c} {s}", "the v{n} {c} {s} model",
-                                "{c} {s} version {n} at night"]).format(c=r.codename, s=r.category, n=r.version)
+            query = rng.choice(
+                [
+                    "{c} {s} v{n} on a beach",
+                    "version {n} of my {c} {s}",
+                    "the v{n} {c} {s} model",
+                    "{c} {s} version {n} at night",
+                ]
+            ).format(c=r.codename, s=r.category, n=r.version)
             constraints = {"subject": r.category, "version": r.version}
             subject = r.category
         elif kind == "style":
             match = self._match(fam_pool, lambda x: x.style == r.style)
             if match != [r]:
                 return None
-            query = rng.choice(["my {st} {c} {s}", "the {c} {s} {st} model in a forest", "a {st} of my {c} {s}"]).format(
-                st=STYLE_WORDS[r.style], c=r.codename, s=r.category)
+            query = rng.choice(
+                ["my {st} {c} {s}", "the {c} {s} {st} model in a forest", "a {st} of my {c} {s}"]
+            ).format(st=STYLE_WORDS[r.style], c=r.codename, s=r.category)
             constraints = {"subject": r.category, "style": r.style}
             subject = r.category
         elif kind == "usage":
@@ -188,7 +346,9 @@ class Generator:
                 return None
             ago = (NOW.date() - day).days
             when = rng.choice([f"{ago} days ago", f"on {calendar.month_name[day.month]} {day.day}"])
-            query = rng.choice(["the {s} I used {w}", "the {s} model I used {w}, on a rooftop"]).format(s=r.category, w=when)
+            query = rng.choice(["the {s} I used {w}", "the {s} model I used {w}, on a rooftop"]).format(
+                s=r.category, w=when
+            )
             constraints = {"subject": r.category, "used": when}
             subject = r.category
         elif kind == "recency":
@@ -204,11 +364,23 @@ class Generator:
             r = target
             word = rng.choice(["latest", "newest", "most recent"]) if newest else rng.choice(["oldest", "earliest"])
             query = f"my {word} {subject_text}" + rng.choice(["", " on a beach", " in the rain"])
-            constraints = {"subject": r.category, "order": "newest" if newest else "oldest", "style": r.style if "style" in subject_text or subject_text.startswith(STYLE_WORDS[r.style]) else None}
+            constraints = {
+                "subject": r.category,
+                "order": "newest" if newest else "oldest",
+                "style": r.style if "style" in subject_text or subject_text.startswith(STYLE_WORDS[r.style]) else None,
+            }
             subject = r.category
         else:
             raise ValueError(kind)
-        return Instance(self._id(), query, "single", kind, subject, {"status": "selected", "checkpoint_id": r.id}, constraints=constraints)
+        return Instance(
+            self._id(),
+            query,
+            "single",
+            kind,
+            subject,
+            {"status": "selected", "checkpoint_id": r.id},
+            constraints=constraints,
+        )
 
     def ambiguous(self) -> Instance | None:
         r = self.rng.choice(self.records)
@@ -220,11 +392,23 @@ class Generator:
             match = self._match(cat_pool, lambda x: _same_month(x.created_at, r.created_at, False))
             query = f"my {r.category} from {calendar.month_name[r.created_at.month]}"
         elif shape == "season":
-            season = {3: "spring", 4: "spring", 5: "spring", 6: "summer", 7: "summer", 8: "summer", 9: "autumn", 10: "autumn", 11: "autumn"}.get(r.created_at.month)
+            season = {
+                3: "spring",
+                4: "spring",
+                5: "spring",
+                6: "summer",
+                7: "summer",
+                8: "summer",
+                9: "autumn",
+                10: "autumn",
+                11: "autumn",
+            }.get(r.created_at.month)
             if season is None:
                 return None
             months = {"spring": (3, 4, 5), "summer": (6, 7, 8), "autumn": (9, 10, 11)}[season]
-            match = self._match(cat_pool, lambda x: x.created_at.year == r.created_at.year and x.created_at.month in months)
+            match = self._match(
+                cat_pool, lambda x: x.created_at.year == r.created_at.year and x.created_at.month in months
+            )
             query = f"the {season} {r.created_at.year} {r.category} model"
         elif shape == "family_year":
             match = self._match(fam_pool, lambda x: x.created_at.year == r.created_at.year)
@@ -244,9 +428,16 @@ class Generator:
             answer = f"{target.codename} v{target.version}"
         else:
             return None
-        return Instance(self._id(), query, "ambiguous", "ambiguous", r.category,
-                        {"status": "clarify", "candidate_ids": sorted(x.id for x in match), "checkpoint_id": target.id},
-                        followup={"answer": answer}, constraints={"subject": r.category})
+        return Instance(
+            self._id(),
+            query,
+            "ambiguous",
+            "ambiguous",
+            r.category,
+            {"status": "clarify", "candidate_ids": sorted(x.id for x in match), "checkpoint_id": target.id},
+            followup={"answer": answer},
+            constraints={"subject": r.category},
+        )
 
     def no_match(self) -> Instance | None:
         rng = self.rng
@@ -254,7 +445,9 @@ class Generator:
         if shape == "absent":
             thing = rng.choice(ABSENT_SUBJECTS)
             query = rng.choice(["my {t} model on a beach", "the {t} lora", "a {t} in space"]).format(t=thing)
-            return Instance(self._id(), query, "no_match", "no_match", None, {"status": "no_match"}, constraints={"subject": thing})
+            return Instance(
+                self._id(), query, "no_match", "no_match", None, {"status": "no_match"}, constraints={"subject": thing}
+            )
         r = rng.choice(self.records)
         cat_pool = self.by_category[r.category]
         if shape == "month":
@@ -266,17 +459,31 @@ class Generator:
             query = f"{r.codename} {r.category} v{rng.randint(11, 19)}"
         else:
             query = f"my {r.category} from {rng.choice([2021, 2022, 2023])}"
-        return Instance(self._id(), query, "no_match", "no_match", r.category, {"status": "no_match"}, constraints={"subject": r.category})
+        return Instance(
+            self._id(),
+            query,
+            "no_match",
+            "no_match",
+            r.category,
+            {"status": "no_match"},
+            constraints={"subject": r.category},
+        )
 
 
-def generate(seed: int = 0, single: int = 350, ambiguous: int = 100, no_match: int = 50) -> tuple[list[Record], list[Instance]]:
+def generate(
+    seed: int = 0, single: int = 350, ambiguous: int = 100, no_match: int = 50
+) -> tuple[list[Record], list[Instance]]:
     records = build_repository(seed)
     gen = Generator(records, seed)
     instances: list[Instance] = []
     kinds = ["temporal", "version", "style", "usage", "recency"]
     quota = {"temporal": 0.28, "version": 0.22, "style": 0.2, "usage": 0.05, "recency": 0.25}
     for kind in kinds:
-        wanted = round(single * quota[kind]) if kind != kinds[-1] else single - sum(1 for i in instances if i.kind == "single")
+        wanted = (
+            round(single * quota[kind])
+            if kind != kinds[-1]
+            else single - sum(1 for i in instances if i.kind == "single")
+        )
         made = 0
         for _ in range(wanted * 400):
             if made >= wanted:

@@ -25,7 +25,13 @@ from personalq.runtime import start
 from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
 
-REQUESTS = ["teddy bear v2 on a beach", "the latest teddy bear", "the newest dog model in a park", "the oldest cat", "my car v1"]
+REQUESTS = [
+    "teddy bear v2 on a beach",
+    "the latest teddy bear",
+    "the newest dog model in a park",
+    "the oldest cat",
+    "my car v1",
+]
 
 
 @dataclass
@@ -42,11 +48,23 @@ class ServeReport:
         rows = [
             ("first preview after sending a message (median)", f"{statistics.median(self.first_preview_s):.2f} s"),
             ("full 20-step 64x64 image after sending (median)", f"{statistics.median(self.full_image_s):.2f} s"),
-            *[(f"generation at {name} (median; x FP32)", f"{statistics.median(t):.2f} s ({statistics.median(t) / fp:.2f}x)")
-              for name, t in self.precision_s.items()],
-            (f"{self.people} concurrent people: requests / errors", f"{len(self.concurrent_s)} / {len(self.concurrent_errors)}"),
-            (f"{self.people} concurrent people: p50 / p95 latency",
-             f"{np.percentile(self.concurrent_s, 50):.2f} s / {np.percentile(self.concurrent_s, 95):.2f} s" if self.concurrent_s else "n/a"),
+            *[
+                (
+                    f"generation at {name} (median; x FP32)",
+                    f"{statistics.median(t):.2f} s ({statistics.median(t) / fp:.2f}x)",
+                )
+                for name, t in self.precision_s.items()
+            ],
+            (
+                f"{self.people} concurrent people: requests / errors",
+                f"{len(self.concurrent_s)} / {len(self.concurrent_errors)}",
+            ),
+            (
+                f"{self.people} concurrent people: p50 / p95 latency",
+                f"{np.percentile(self.concurrent_s, 50):.2f} s / {np.percentile(self.concurrent_s, 95):.2f} s"
+                if self.concurrent_s
+                else "n/a",
+            ),
         ]
         return "| measure | value |\n| --- | --- |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
@@ -84,7 +102,9 @@ def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int,
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = launch(runtime, "127.0.0.1", port, engine, prevent_thread_lock=True, quiet=True)  # as deployed: queue and all
+    app = launch(
+        runtime, "127.0.0.1", port, engine, prevent_thread_lock=True, quiet=True
+    )  # as deployed: queue and all
     lock = threading.Lock()
 
     def person(index: int) -> None:
@@ -92,8 +112,19 @@ def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int,
         for r in range(requests_each):
             started = time.perf_counter()
             try:
-                _, _, stats, _ = client.predict(REQUESTS[(index + r) % len(REQUESTS)], [], "FP32", True, 4096, index, 20, 5.0, "64 x 64", False,
-                                                api_name="/chat")
+                _, _, stats, _ = client.predict(
+                    REQUESTS[(index + r) % len(REQUESTS)],
+                    [],
+                    "FP32",
+                    True,
+                    4096,
+                    index,
+                    20,
+                    5.0,
+                    "64 x 64",
+                    False,
+                    api_name="/chat",
+                )
                 with lock:
                     report.concurrent_s.append(time.perf_counter() - started)
             except Exception as error:  # recorded: the benchmark's point is that there are none
@@ -111,8 +142,13 @@ def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int,
     report.people = people
 
 
-def run_serve_bench(settings: Settings, rounds: int = 5, people: int = 8, requests_each: int = 2,
-                    names: tuple[str, ...] = ("FP32", "W8A8", "W4A8", "W8A4", "W4A4")) -> ServeReport:
+def run_serve_bench(
+    settings: Settings,
+    rounds: int = 5,
+    people: int = 8,
+    requests_each: int = 2,
+    names: tuple[str, ...] = ("FP32", "W8A8", "W4A8", "W8A4", "W4A4"),
+) -> ServeReport:
     runtime = start(settings)
     engine = Engine(settings)
     conversation = Conversation(make_checkin(settings, runtime.repository), runtime.repository)

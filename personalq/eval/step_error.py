@@ -50,9 +50,16 @@ def recording_calls(unet: torch.nn.Module, every: int = EVERY) -> Iterator[list[
         if seen % every == 0:
             predicted = output[0] if isinstance(output, tuple) else output.sample
             added = kwargs.get("added_cond_kwargs")
-            calls.append(UNetCall(batch, sample.detach().clone(), torch.as_tensor(timestep).detach().clone(),
-                                  embeddings.detach().clone(), predicted.detach().clone(),
-                                  {k: v.detach().clone() for k, v in added.items()} if added else None))
+            calls.append(
+                UNetCall(
+                    batch,
+                    sample.detach().clone(),
+                    torch.as_tensor(timestep).detach().clone(),
+                    embeddings.detach().clone(),
+                    predicted.detach().clone(),
+                    {k: v.detach().clone() for k, v in added.items()} if added else None,
+                )
+            )
         seen += 1
 
     handle = unet.register_forward_hook(hook, with_kwargs=True)
@@ -76,8 +83,13 @@ def step_error(unet: torch.nn.Module, calls: list[UNetCall], guidance: float) ->
         raise ValueError("no recorded UNet calls to replay")
     per_batch: dict[int, list[torch.Tensor]] = {}
     for call in calls:
-        predicted = unet(call.sample, call.timestep, encoder_hidden_states=call.encoder_hidden_states,
-                         added_cond_kwargs=call.added_cond_kwargs, return_dict=False)[0]
+        predicted = unet(
+            call.sample,
+            call.timestep,
+            encoder_hidden_states=call.encoder_hidden_states,
+            added_cond_kwargs=call.added_cond_kwargs,
+            return_dict=False,
+        )[0]
         difference = guided(predicted.float(), guidance) - guided(call.output.float(), guidance)
         per_batch.setdefault(call.batch, []).append(difference.pow(2).flatten(1).mean(1))
     return torch.cat([torch.stack(errors).mean(0) for _, errors in sorted(per_batch.items())]).cpu().numpy()

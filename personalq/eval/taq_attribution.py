@@ -53,12 +53,18 @@ SEPARATED = "cross-attention Q, K/V rows, probabilities"  # the part the protect
 class AttributionReport:
     checkpoints: list[str]
     images_per_checkpoint: int
-    errors: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)  # (precision, part, mode) -> per image
+    errors: dict[tuple[str, str, str], list[float]] = field(
+        default_factory=dict
+    )  # (precision, part, mode) -> per image
 
     def table(self) -> str:
         precisions = list(dict.fromkeys(p for p, _, _ in self.errors))
-        lines = ["| activations quantized in | " + " | ".join(f"{p} step error | {p} added over weights only" for p in precisions) + " |",
-                 "|" + " --- |" * (1 + 2 * len(precisions))]
+        lines = [
+            "| activations quantized in | "
+            + " | ".join(f"{p} step error | {p} added over weights only" for p in precisions)
+            + " |",
+            "|" + " --- |" * (1 + 2 * len(precisions)),
+        ]
         rows = [(part, "plain") for part in PARTS] + [(SEPARATED, "taq")]
         for part, mode in rows:
             cells = []
@@ -68,13 +74,23 @@ class AttributionReport:
                 cells += [f"{error:.2e}", f"{error - floor:+.2e}"]
             label = f"{part}, TAQ's separation" if mode == "taq" else part
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        return "\n".join(lines) + (f"\n\nStep error: the guided noise prediction's MSE to FP32 on the FP32 trajectory (every {EVERY}th "
-                                   f"step); weights quantized at the precision in every row. {len(self.checkpoints)} checkpoints "
-                                   f"({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each.")
+        return "\n".join(lines) + (
+            f"\n\nStep error: the guided noise prediction's MSE to FP32 on the FP32 trajectory (every {EVERY}th "
+            f"step); weights quantized at the precision in every row. {len(self.checkpoints)} checkpoints "
+            f"({', '.join(self.checkpoints)}), {self.images_per_checkpoint} images each."
+        )
 
 
-def run_attribution(zoo: Path, concepts: list, precisions: dict[str, tuple[int, int]], images: int = 8, captions: int = 64,
-                    calibration_steps: int = 10, seed: int = 11, recipe: dict | None = None) -> AttributionReport:
+def run_attribution(
+    zoo: Path,
+    concepts: list,
+    precisions: dict[str, tuple[int, int]],
+    images: int = 8,
+    captions: int = 64,
+    calibration_steps: int = 10,
+    seed: int = 11,
+    recipe: dict | None = None,
+) -> AttributionReport:
     """``recipe``: ``TAQConfig`` fields every row shares (smoothing, first_last_8bit); default the config's."""
     recipe = recipe or {}
     zoo = Path(zoo)
@@ -87,17 +103,29 @@ def run_attribution(zoo: Path, concepts: list, precisions: dict[str, tuple[int, 
         with applied(pipe, card) as p:
             with recording_calls(p.unet) as calls:
                 generate(p, prompts, seed)
-            observer = calibrate(p, calibration_prompts(concept.trigger, concept.category, captions), [concept.trigger],
-                                 steps=calibration_steps)
+            observer = calibrate(
+                p,
+                calibration_prompts(concept.trigger, concept.category, captions),
+                [concept.trigger],
+                steps=calibration_steps,
+            )
             source = copy.deepcopy(p.unet) if replaces_unet(card) else base_unet
-        rows = [(precision, part, "plain") for precision in precisions for part in PARTS] + [(p, SEPARATED, "taq") for p in precisions]
+        rows = [(precision, part, "plain") for precision in precisions for part in PARTS] + [
+            (p, SEPARATED, "taq") for p in precisions
+        ]
         for precision, part, mode in tqdm(rows, desc=concept.id, leave=False):
             wbits, abits = precisions[precision]
             quantized = keep_activation_quantization(
-                quantize_unet(copy.deepcopy(source), TAQConfig(wbits=wbits, abits=abits, mode=mode, **recipe), observer), PARTS[part])
+                quantize_unet(
+                    copy.deepcopy(source), TAQConfig(wbits=wbits, abits=abits, mode=mode, **recipe), observer
+                ),
+                PARTS[part],
+            )
             pipe.unet = quantized.unet
             mask = token_mask(pipe.tokenizer, [""] * len(prompts) + prompts, [concept.trigger], mode)
             with adapters_applied(pipe, card), quantized.context.protecting(mask):
-                report.errors.setdefault((precision, part, mode), []).extend(step_error(pipe.unet, calls, GUIDANCE).tolist())
+                report.errors.setdefault((precision, part, mode), []).extend(
+                    step_error(pipe.unet, calls, GUIDANCE).tolist()
+                )
             pipe.unet = base_unet
     return report

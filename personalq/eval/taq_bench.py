@@ -73,7 +73,9 @@ class ConfigResult:
     quantizer: str
     weight_bytes: int
     mse: list[float] = field(default_factory=list)
-    step_mse: list[float] = field(default_factory=list)  # per image: the guided noise prediction's error on the FP32 path
+    step_mse: list[float] = field(
+        default_factory=list
+    )  # per image: the guided noise prediction's error on the FP32 path
     images: list[str] = field(default_factory=list)  # which prompt and seed each entry is, "checkpoint/index"
     calibration: list[int] = field(default_factory=list)  # which calibration each entry was quantized with
     fidelity: list[bool] = field(default_factory=list)
@@ -133,30 +135,45 @@ class TaqReport:
     checkpoints: list[str]
     images_per_checkpoint: int
     calibrations: int = 1
-    headroom: dict[tuple[int, str, str], list[RangeRatios]] = field(default_factory=dict)  # (abits, quantizer, mode) -> per calibration
+    headroom: dict[tuple[int, str, str], list[RangeRatios]] = field(
+        default_factory=dict
+    )  # (abits, quantizer, mode) -> per calibration
 
     def table(self) -> str:
-        head = ("| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | step error | "
-                "UNet weights (MB) | x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 12)
+        head = (
+            "| precision | separation | quantizer | domain FID | alignment | variant fidelity | MSE to FP32 | "
+            "step error | "
+            "UNet weights (MB) | x FP32 | peak RSS (MB) | s / image |\n|" + " --- |" * 12
+        )
         fp_bytes = self.results[("FP32", "-", "-")].weight_bytes
         lines = [head]
         precisions, modes = ["FP32", *ALL_PRECISIONS], ["-", *MODES]
-        rows = sorted(self.results.items(), key=lambda item: (precisions.index(item[0][0]), modes.index(item[0][1]), item[0][2]))
+        rows = sorted(
+            self.results.items(), key=lambda item: (precisions.index(item[0][0]), modes.index(item[0][1]), item[0][2])
+        )
         for (precision, mode, quantizer), r in rows:
             generated = np.concatenate(r.features) if r.features else None
-            measurable = (generated is not None and self.real_features is not None
-                          and min(len(generated), len(self.real_features)) >= MIN_FRECHET_SAMPLES)
+            measurable = (
+                generated is not None
+                and self.real_features is not None
+                and min(len(generated), len(self.real_features)) >= MIN_FRECHET_SAMPLES
+            )
             fid = f"{frechet_distance(generated, self.real_features):.2f}" if measurable else "n/a"
             fidelity = f"{np.mean(r.fidelity):.1%}" if r.fidelity else "n/a"
             alignment = f"{np.mean(r.alignment):.3f}" if r.alignment else "n/a"
             step = f"{np.mean(r.step_mse):.2e}" if r.step_mse else "n/a"
-            lines.append(f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | {step} | "
-                         f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
-                         f"{statistics.median(r.seconds_per_image):.3f} |")
-        return "\n".join(lines) + (f"\n\nStep error: the classifier-free-guided noise prediction's MSE to the FP32 one on the FP32 "
-                                     f"trajectory's own inputs (every {EVERY}th step), which nothing compounds."
-                                     f"\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} "
-                                     f"images each, {self.calibrations} calibration(s) per checkpoint.")
+            lines.append(
+                f"| {precision} | {mode} | {quantizer} | {fid} | {alignment} | {fidelity} | {np.mean(r.mse):.2e} | "
+                f"{step} | "
+                f"{r.weight_bytes / MB:.2f} | {r.weight_bytes / fp_bytes:.3f} | {r.peak_rss / MB:.0f} | "
+                f"{statistics.median(r.seconds_per_image):.3f} |"
+            )
+        return "\n".join(lines) + (
+            f"\n\nStep error: the classifier-free-guided noise prediction's MSE to the FP32 one on the FP32 "
+            f"trajectory's own inputs (every {EVERY}th step), which nothing compounds."
+            f"\n{len(self.checkpoints)} checkpoints ({', '.join(self.checkpoints)}), {self.images_per_checkpoint} "
+            f"images each, {self.calibrations} calibration(s) per checkpoint."
+        )
 
     def paired(self, mode: str = "taq", baseline: str = "plain") -> list[PairedComparison]:
         out = []
@@ -166,58 +183,108 @@ class TaqReport:
                 continue
             difference = np.array(result.mse) - np.array(other.mse)
             mse = _per_image(result, difference)
-            fidelity = (mean_interval(_per_image(result, np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float)))
-                        if result.fidelity and other.fidelity else None)
+            fidelity = (
+                mean_interval(
+                    _per_image(result, np.array(result.fidelity, dtype=float) - np.array(other.fidelity, dtype=float))
+                )
+                if result.fidelity and other.fidelity
+                else None
+            )
             calibrations = np.array(result.calibration or [0] * len(result.mse))
-            per_calibration = tuple(float(difference[calibrations == c].mean()) for c in sorted(set(calibrations.tolist())))
-            step = (mean_interval(_per_image(result, np.array(result.step_mse) - np.array(other.step_mse)))
-                    if result.step_mse and other.step_mse else None)
-            out.append(PairedComparison(precision, quantizer, mode, baseline, mean_interval(mse), fidelity, float(np.mean(mse < 0)),
-                                        per_calibration, step))
+            per_calibration = tuple(
+                float(difference[calibrations == c].mean()) for c in sorted(set(calibrations.tolist()))
+            )
+            step = (
+                mean_interval(_per_image(result, np.array(result.step_mse) - np.array(other.step_mse)))
+                if result.step_mse and other.step_mse
+                else None
+            )
+            out.append(
+                PairedComparison(
+                    precision,
+                    quantizer,
+                    mode,
+                    baseline,
+                    mean_interval(mse),
+                    fidelity,
+                    float(np.mean(mse < 0)),
+                    per_calibration,
+                    step,
+                )
+            )
         return out
 
     def paired_table(self) -> str:
-        lines = ["| precision | quantizer | comparison | MSE difference [95% CI] | per calibration | closer in "
-                 "| variant fidelity difference [95% CI] | verdict | step error difference [95% CI] | step verdict |", "|" + " --- |" * 10]
+        lines = [
+            "| precision | quantizer | comparison | MSE difference [95% CI] | per calibration | closer in "
+            "| variant fidelity difference [95% CI] | verdict | step error difference [95% CI] | step verdict |",
+            "|" + " --- |" * 10,
+        ]
         for baseline in ("plain", "bos"):
             for c in self.paired("taq", baseline):
-                fidelity = f"{c.fidelity.mean:+.1%} [{c.fidelity.low:+.1%}, {c.fidelity.high:+.1%}]" if c.fidelity else "n/a"
+                fidelity = (
+                    f"{c.fidelity.mean:+.1%} [{c.fidelity.low:+.1%}, {c.fidelity.high:+.1%}]" if c.fidelity else "n/a"
+                )
                 spread = " / ".join(f"{d:+.1e}" for d in c.per_calibration)
                 step = f"{c.step.mean:+.2e} [{c.step.low:+.2e}, {c.step.high:+.2e}]" if c.step else "n/a"
-                lines.append(f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} [{c.mse.low:+.2e}, "
-                             f"{c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} | {step} | {c.step_verdict} |")
+                lines.append(
+                    f"| {c.precision} | {c.quantizer} | {c.mode} - {c.baseline} | {c.mse.mean:+.2e} "
+                    f"[{c.mse.low:+.2e}, {c.mse.high:+.2e}] | {spread} | {c.closer:.0%} | {fidelity} | {c.verdict} | "
+                    f"{step} | {c.step_verdict} |"
+                )
         return "\n".join(lines)
 
     def headroom_table(self) -> str:
         """How far each separation narrows the ranges of the tokens it still rounds, pooled over checkpoints."""
-        lines = ["| activations | quantizer | separation | " + " | ".join(f"{name}: range / plain's, median (least)" for name in PARTS.values())
-                 + " |", "|" + " --- |" * (3 + len(PARTS))]
-        for (abits, quantizer, mode), measured in sorted(self.headroom.items(), key=lambda item: (-item[0][0], *item[0][1:])):
+        lines = [
+            "| activations | quantizer | separation | "
+            + " | ".join(f"{name}: range / plain's, median (least)" for name in PARTS.values())
+            + " |",
+            "|" + " --- |" * (3 + len(PARTS)),
+        ]
+        for (abits, quantizer, mode), measured in sorted(
+            self.headroom.items(), key=lambda item: (-item[0][0], *item[0][1:])
+        ):
             cells = []
             for part in PARTS:
                 pooled = [ratio for ratios in measured for ratio in ratios.by_part[part]]
                 cells.append(f"{statistics.median(pooled):.3f} ({min(pooled):.3f})")
             lines.append(f"| A{abits} | {quantizer} | {mode} | " + " | ".join(cells) + " |")
-        return "\n".join(lines) + ("\n\nOne entry per cross-attention layer (and timestep group, for the probabilities), checkpoint and "
-                                   "calibration; each range is searched for the least round-trip error as in quantization. About 1: "
-                                   "the protected values lay inside the others' range, and protection saves only their own rounding.")
+        return "\n".join(lines) + (
+            "\n\nOne entry per cross-attention layer (and timestep group, for the probabilities), checkpoint and "
+            "calibration; each range is searched for the least round-trip error as in quantization. About 1: "
+            "the protected values lay inside the others' range, and protection saves only their own rounding."
+        )
 
     def sensitivity_by_role(self) -> dict[str, tuple[float, float, int]]:
         roles: dict[str, list[TokenEffect]] = {}
         for effect in self.tokens:
             roles.setdefault(effect.role, []).append(effect)
-        return {role: (float(np.mean([e.mse for e in effects])), float(np.mean([e.fidelity_drop for e in effects])), len(effects))
-                for role, effects in sorted(roles.items(), key=lambda item: -np.mean([e.mse for e in item[1]]))}
+        return {
+            role: (
+                float(np.mean([e.mse for e in effects])),
+                float(np.mean([e.fidelity_drop for e in effects])),
+                len(effects),
+            )
+            for role, effects in sorted(roles.items(), key=lambda item: -np.mean([e.mse for e in item[1]]))
+        }
 
     def sensitivity_table(self) -> str:
-        lines = ["| token role | mean image MSE when only its K/V rows are 4-bit | variant fidelity drop | tokens |", "| --- | --- | --- | --- |"]
+        lines = [
+            "| token role | mean image MSE when only its K/V rows are 4-bit | variant fidelity drop | tokens |",
+            "| --- | --- | --- | --- |",
+        ]
         for role, (mse, drop, count) in self.sensitivity_by_role().items():
             lines.append(f"| {role} | {mse:.6f} | {drop:+.1%} | {count} |")
         top = sorted(self.tokens, key=lambda e: -e.mse)[:8]
-        lines.append("\nMost sensitive single tokens: " + ", ".join(f"`{e.token}` ({e.role}, {e.mse:.6f})" for e in top))
+        lines.append(
+            "\nMost sensitive single tokens: " + ", ".join(f"`{e.token}` ({e.role}, {e.mse:.6f})" for e in top)
+        )
         ranked = list(self.sensitivity_by_role())
         verdict = "are" if ranked and ranked[0] == "trigger" else "are not"
-        lines.append(f"\nBy mean MSE the trigger sub-tokens {verdict} the most sensitive role (ranking: {', '.join(ranked)}).")
+        lines.append(
+            f"\nBy mean MSE the trigger sub-tokens {verdict} the most sensitive role (ranking: {', '.join(ranked)})."
+        )
         return "\n".join(lines)
 
     def plot(self, path: Path) -> Path:
@@ -231,7 +298,9 @@ class TaqReport:
         for i, (role, (mse, _, _)) in enumerate(roles.items()):
             top = height - margin - int((height - 2 * margin) * mse / peak)
             x = margin + i * bar
-            draw.rectangle([x + 8, top, x + bar - 8, height - margin], fill="#d9534f" if role == "trigger" else "#5b8def")
+            draw.rectangle(
+                [x + 8, top, x + bar - 8, height - margin], fill="#d9534f" if role == "trigger" else "#5b8def"
+            )
             draw.text((x + 8, height - margin + 6), role, fill="black")
             draw.text((x + 8, top - 14), f"{mse:.1e}", fill="black")
         draw.text((margin, 10), "image MSE when one token's K/V rows are 4-bit (mean over checkpoints)", fill="black")
@@ -316,11 +385,23 @@ def _token_roles(tokenizer, prompt: str, trigger: str, category: str) -> list[tu
     return [r for i, r in enumerate(roles) if r[1] != "padding" or i == first_pad]
 
 
-def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: int = 64, calibration_steps: int = 10,
-                  sensitivity: bool = True, quantizers: tuple[str, ...] = ("linear", "log"), adaround: bool = False,
-                  float_kv: bool = False, calibrations: int = 1, precisions: tuple[str, ...] = tuple(QUANTIZED_PRECISIONS),
-                  seed: int = 11, recipe: dict | None = None) -> TaqReport:
-    """``recipe``: ``TAQConfig`` fields every quantized row shares (smoothing, first_last_8bit); default the config's."""
+def run_taq_bench(
+    zoo: Path,
+    checkpoints: int = 6,
+    images: int = 8,
+    captions: int = 64,
+    calibration_steps: int = 10,
+    sensitivity: bool = True,
+    quantizers: tuple[str, ...] = ("linear", "log"),
+    adaround: bool = False,
+    float_kv: bool = False,
+    calibrations: int = 1,
+    precisions: tuple[str, ...] = tuple(QUANTIZED_PRECISIONS),
+    seed: int = 11,
+    recipe: dict | None = None,
+) -> TaqReport:
+    """``recipe``: ``TAQConfig`` fields every quantized row shares (smoothing, first_last_8bit); default the
+    config's."""
     recipe = recipe or {}
     if unknown := set(precisions) - set(ALL_PRECISIONS):
         raise ValueError(f"unknown precisions {sorted(unknown)}; known: {', '.join(ALL_PRECISIONS)}")
@@ -331,16 +412,36 @@ def run_taq_bench(zoo: Path, checkpoints: int = 6, images: int = 8, captions: in
     if evaluator is None:
         log.warning("%s is missing: FID, alignment and fidelity are reported as n/a", evaluator_path)
     picked = pick_concepts(checkpoints)
-    bench = _Bench(zoo, pipe, pipe.unet, evaluator, _empty_results(weight_bytes(pipe.unet), precisions, quantizers, adaround, float_kv),
-                   images, captions, calibration_steps, calibrations, sensitivity, quantizers, precisions, adaround, seed, recipe)
+    bench = _Bench(
+        zoo,
+        pipe,
+        pipe.unet,
+        evaluator,
+        _empty_results(weight_bytes(pipe.unet), precisions, quantizers, adaround, float_kv),
+        images,
+        captions,
+        calibration_steps,
+        calibrations,
+        sensitivity,
+        quantizers,
+        precisions,
+        adaround,
+        seed,
+        recipe,
+    )
     for concept in tqdm(picked, desc="checkpoints", unit=" ckpt"):
         bench.checkpoint(concept)
-    real = evaluator.recognise(list(render_set(bench.real_subjects, seed + 1).images)).features if evaluator is not None else None
+    real = (
+        evaluator.recognise(list(render_set(bench.real_subjects, seed + 1).images)).features
+        if evaluator is not None
+        else None
+    )
     return TaqReport(bench.results, real, bench.tokens, [c.id for c in picked], images, calibrations, bench.headroom)
 
 
-def _empty_results(fp32_bytes: int, precisions: tuple[str, ...], quantizers: tuple[str, ...], adaround: bool,
-                   float_kv: bool) -> dict[tuple[str, str, str], ConfigResult]:
+def _empty_results(
+    fp32_bytes: int, precisions: tuple[str, ...], quantizers: tuple[str, ...], adaround: bool, float_kv: bool
+) -> dict[tuple[str, str, str], ConfigResult]:
     """The table's rows, FP32 first: every precision x separation x quantizer, and the optional AdaRound and float
     K/V rows."""
     results = {("FP32", "-", "-"): ConfigResult("FP32", "-", "-", fp32_bytes)}
@@ -358,8 +459,15 @@ def _empty_results(fp32_bytes: int, precisions: tuple[str, ...], quantizers: tup
     return results
 
 
-def _judge(concept: Concept, scenes: list[str], evaluator: Evaluator | None, result: ConfigResult, generated, reference,
-           calibration: int) -> None:
+def _judge(
+    concept: Concept,
+    scenes: list[str],
+    evaluator: Evaluator | None,
+    result: ConfigResult,
+    generated,
+    reference,
+    calibration: int,
+) -> None:
     """Add one row's images of ``concept`` to ``result``: MSE to the FP32 images (``reference``; none for the FP32
     row itself) and, with an evaluator, variant fidelity, prompt alignment and the features FID is computed on."""
     if reference is not None:
@@ -369,14 +477,17 @@ def _judge(concept: Concept, scenes: list[str], evaluator: Evaluator | None, res
     if evaluator is not None:
         seen = evaluator.recognise(generated)
         result.fidelity += recognised(seen, concept.variant).tolist()
-        result.alignment += [((seen.labels["category"][i] == concept.category) + (seen.labels["scene"][i] == s)) / 2
-                             for i, s in enumerate(scenes)]
+        result.alignment += [
+            ((seen.labels["category"][i] == concept.category) + (seen.labels["scene"][i] == s)) / 2
+            for i, s in enumerate(scenes)
+        ]
         result.features.append(seen.features)
 
 
 @dataclass
 class _Reference:
     """What a checkpoint's full-precision pass leaves for its quantized rows."""
+
     images: list  # the FP32 images, which every row's MSE is measured against
     calls: list  # the FP32 UNet's recorded calls (see recording_calls), for the step error
     observers: list  # one calibration each
@@ -386,6 +497,7 @@ class _Reference:
 @dataclass
 class _Bench:
     """One bench run's settings and what it gathers, checkpoint by checkpoint."""
+
     zoo: Path
     pipe: object
     base_unet: torch.nn.Module
@@ -406,7 +518,8 @@ class _Bench:
     headroom: dict[tuple[int, str, str], list[RangeRatios]] = field(default_factory=dict)
 
     def checkpoint(self, concept: Concept) -> None:
-        """The FP32 row, calibration and sensitivity of one checkpoint, then every quantized row under each calibration."""
+        """The FP32 row, calibration and sensitivity of one checkpoint, then every quantized row under each
+        calibration."""
         card = stored_checkpoint(concept, self.zoo / "repository" / "weights" / concept.id)
         scenes = bench_scenes(concept, self.images)
         prompts = [concept.prompt(scene) for scene in scenes]
@@ -418,7 +531,9 @@ class _Bench:
         reference = self._full_precision(concept, card, prompts, judge)
         rows = [(c, key, result) for c in range(self.calibrations) for key, result in list(self.results.items())[1:]]
         for calibration, (precision, mode, quantizer), result in tqdm(rows, desc=concept.id, leave=False):
-            self._quantized_row(concept, card, prompts, judge, reference, calibration, precision, mode, quantizer, result)
+            self._quantized_row(
+                concept, card, prompts, judge, reference, calibration, precision, mode, quantizer, result
+            )
 
     def _full_precision(self, concept: Concept, card, prompts: list[str], judge) -> _Reference:
         """Generate the FP32 images (timed, memory sampled, the UNet's calls recorded), calibrate, and measure the
@@ -436,9 +551,17 @@ class _Bench:
             judge(fp, reference, None, 0)
             fp.mse += [0.0] * len(prompts)
             fp.step_mse += [0.0] * len(prompts)
-            observers = [calibrate(p, calibration_prompts(concept.trigger, concept.category, self.captions, seed=c), [concept.trigger],
-                                   steps=self.calibration_steps, seed=c, keep_inputs=8 if self.adaround else 0)
-                         for c in range(self.calibrations)]
+            observers = [
+                calibrate(
+                    p,
+                    calibration_prompts(concept.trigger, concept.category, self.captions, seed=c),
+                    [concept.trigger],
+                    steps=self.calibration_steps,
+                    seed=c,
+                    keep_inputs=8 if self.adaround else 0,
+                )
+                for c in range(self.calibrations)
+            ]
             for observer in observers:
                 for key, config in _headroom_configs(self.precisions, self.quantizers).items():
                     self.headroom.setdefault(key, []).append(range_ratios(observer, config))
@@ -449,14 +572,27 @@ class _Bench:
             source_unet = self.base_unet
         return _Reference(reference, calls, observers, source_unet)
 
-    def _quantized_row(self, concept: Concept, card, prompts: list[str], judge, reference: _Reference, calibration: int,
-                       precision: str, mode: str, quantizer: str, result: ConfigResult) -> None:
+    def _quantized_row(
+        self,
+        concept: Concept,
+        card,
+        prompts: list[str],
+        judge,
+        reference: _Reference,
+        calibration: int,
+        precision: str,
+        mode: str,
+        quantizer: str,
+        result: ConfigResult,
+    ) -> None:
         """Quantize the checkpoint's UNet for one row and calibration, generate with its trigger protected as the
         row's separation says, and add the images, step error, time and memory to ``result``."""
         pipe = self.pipe
         observer = reference.observers[calibration]
         if precision in CROSS_ATTENTION_ONLY:
-            config = TAQConfig(abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **self.recipe)
+            config = TAQConfig(
+                abits=CROSS_ATTENTION_ONLY[precision], mode=mode, **QUANTIZER_ROWS[quantizer], **self.recipe
+            )
             quantized = quantize_cross_attention(copy.deepcopy(reference.source_unet), config, observer)
         else:
             wbits, abits = QUANTIZED_PRECISIONS[precision]
@@ -477,11 +613,18 @@ class _Bench:
         del quantized
 
 
-def _headroom_configs(precisions: tuple[str, ...], quantizers: tuple[str, ...]) -> dict[tuple[int, str, str], TAQConfig]:
+def _headroom_configs(
+    precisions: tuple[str, ...], quantizers: tuple[str, ...]
+) -> dict[tuple[int, str, str], TAQConfig]:
     """The activation precisions and quantizers the bench's rows use, for each separation that protects something."""
     bits = {QUANTIZED_PRECISIONS[p][1] if p in QUANTIZED_PRECISIONS else CROSS_ATTENTION_ONLY[p] for p in precisions}
-    return {(abits, quantizer, mode): TAQConfig(abits=abits, quantizer=quantizer, mode=mode)
-            for abits in bits for quantizer in quantizers for mode in MODES if mode != "plain"}
+    return {
+        (abits, quantizer, mode): TAQConfig(abits=abits, quantizer=quantizer, mode=mode)
+        for abits in bits
+        for quantizer in quantizers
+        for mode in MODES
+        if mode != "plain"
+    }
 
 
 def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed: int) -> list[TokenEffect]:
@@ -499,7 +642,9 @@ def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed:
     install(unet, processors)
     effects = []
     reference_pixels = _pixels([reference])
-    reference_hit = recognised(evaluator.recognise([reference]), concept.variant)[0] if evaluator is not None else False
+    reference_hit = (
+        recognised(evaluator.recognise([reference]), concept.variant)[0] if evaluator is not None else False
+    )
     try:
         for position, role, token in _token_roles(pipe.tokenizer, prompt, concept.trigger, concept.category):
             protected = torch.ones(2, pipe.tokenizer.model_max_length, dtype=torch.bool)
@@ -509,8 +654,14 @@ def _sensitivity(pipe, prompt: str, concept: Concept, observer, evaluator, seed:
             with context.protecting(protected):
                 image = generate(pipe, [prompt], seed)[0]
             hit = recognised(evaluator.recognise([image]), concept.variant)[0] if evaluator is not None else False
-            effects.append(TokenEffect(role, token, float(((_pixels([image]) - reference_pixels) ** 2).mean()),
-                                       float(reference_hit) - float(hit)))
+            effects.append(
+                TokenEffect(
+                    role,
+                    token,
+                    float(((_pixels([image]) - reference_pixels) ** 2).mean()),
+                    float(reference_hit) - float(hit),
+                )
+            )
     finally:
         unet.set_attn_processor(originals)
     return effects

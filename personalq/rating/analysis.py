@@ -48,7 +48,18 @@ def win_rates(votes: list[Vote], seed: int = 0) -> list[WinRate]:
         interval = mean_interval([outcome(v) for v in group], seed)
         wins = sum(v.winner() == FOCUS for v in group)
         losses = sum(v.winner() == baseline for v in group)
-        rates.append(WinRate(baseline, interval.mean, interval.low, interval.high, len(group), wins, losses, len(group) - wins - losses))
+        rates.append(
+            WinRate(
+                baseline,
+                interval.mean,
+                interval.low,
+                interval.high,
+                len(group),
+                wins,
+                losses,
+                len(group) - wins - losses,
+            )
+        )
     return rates
 
 
@@ -69,8 +80,12 @@ def bradley_terry(votes: list[Vote], iterations: int = 200) -> dict[str, float]:
     for _ in range(iterations):
         updated = {}
         for m in methods:
-            denominator = sum(n / (strength[m] + strength[o]) for pair, n in games.items() if m in pair for o in pair - {m})
-            updated[m] = (wins[m] + 0.5) / denominator if denominator else strength[m]  # +0.5: keeps unbeaten methods finite
+            denominator = sum(
+                n / (strength[m] + strength[o]) for pair, n in games.items() if m in pair for o in pair - {m}
+            )
+            updated[m] = (
+                (wins[m] + 0.5) / denominator if denominator else strength[m]
+            )  # +0.5: keeps unbeaten methods finite
         total = sum(updated.values())
         strength = {m: s / total for m, s in updated.items()}
     return strength
@@ -104,32 +119,48 @@ def identical(vote: Vote) -> bool:
 def _identical_note(not_asked: tuple[int, int] | None, left_out: int) -> str | None:
     parts = []
     if not_asked is not None:
-        parts.append(f"Not asked: {not_asked[0]} of {not_asked[1]} items, where Check-in and its baseline chose the same checkpoint "
-                     "(the two images would be identical)")
+        parts.append(
+            f"Not asked: {not_asked[0]} of {not_asked[1]} items, "
+            "where Check-in and its baseline chose the same checkpoint "
+            "(the two images would be identical)"
+        )
     if left_out:
         parts.append(f"{left_out} earlier votes on such pairs left out")
     return "; ".join(parts) or None
 
 
-def results_table(votes: list[Vote], intent: dict[str, float] | None = None, not_asked: tuple[int, int] | None = None) -> str:
+def results_table(
+    votes: list[Vote], intent: dict[str, float] | None = None, not_asked: tuple[int, int] | None = None
+) -> str:
     """The paper's Table 2 layout: Check-in vs each baseline, with CIs, counts, BT scores and intent scores.
 
     ``not_asked``: (items whose two sides would show the same checkpoint, all items), reported under the table.
     """
     compared = [v for v in votes if not identical(v)]
     strengths = bradley_terry(compared)
-    lines = ["| Check-in vs | win rate (ties = 1/2) | 95% CI | votes | wins / losses / ties | Bradley-Terry (Check-in : baseline) |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| Check-in vs | win rate (ties = 1/2) | 95% CI | votes | wins / losses / ties "
+        "| Bradley-Terry (Check-in : baseline) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in win_rates(compared):
-        lines.append(f"| {r.baseline} | {r.rate:.1%} | [{r.low:.1%}, {r.high:.1%}] | {r.votes} | {r.wins} / {r.losses} / {r.ties} | "
-                     f"{strengths.get(FOCUS, 0):.3f} : {strengths.get(r.baseline, 0):.3f} |")
+        lines.append(
+            f"| {r.baseline} | {r.rate:.1%} | [{r.low:.1%}, {r.high:.1%}] | {r.votes} | "
+            f"{r.wins} / {r.losses} / {r.ties} | "
+            f"{strengths.get(FOCUS, 0):.3f} : {strengths.get(r.baseline, 0):.3f} |"
+        )
     kappa, items = fleiss_kappa(compared)
     lines.append("")
-    lines.append(f"Inter-rater agreement (Fleiss' kappa over {items} items with several raters): "
-                 + (f"{kappa:.3f}" if kappa is not None else "n/a"))
+    lines.append(
+        f"Inter-rater agreement (Fleiss' kappa over {items} items with several raters): "
+        + (f"{kappa:.3f}" if kappa is not None else "n/a")
+    )
     note = _identical_note(not_asked, len(votes) - len(compared))
     if note:
         lines.append(note)
     if intent:
-        lines.append("Intent score (local rubric judge, 1-5): " + ", ".join(f"{m} {s:.2f}" for m, s in sorted(intent.items(), key=lambda x: -x[1])))
+        lines.append(
+            "Intent score (local rubric judge, 1-5): "
+            + ", ".join(f"{m} {s:.2f}" for m, s in sorted(intent.items(), key=lambda x: -x[1]))
+        )
     return "\n".join(lines)

@@ -17,12 +17,26 @@ from dataclasses import dataclass
 from personalq.repository.service import Repository
 
 COCO_STYLE = [
-    "a dog sitting on a sunny beach", "a cat sleeping on a sofa in a living room", "a person walking down a city street at night",
-    "a brown bear standing by a forest lake", "a horse grazing in a lush park", "a red car parked on a snowy mountain road",
-    "a toy left on a wooden floor", "a watch lying on a table", "a bag hanging on a chair", "a chair next to a window",
-    "a small house in a meadow", "a tall building in a city at dusk", "a stone bridge over a river", "a flower in a garden",
-    "a tree on a hill", "a mountain covered in snow", "a painting hanging on a wall", "a drawing of a cat on paper",
-    "a logo printed on a shirt", "a pair of shoes by the door",
+    "a dog sitting on a sunny beach",
+    "a cat sleeping on a sofa in a living room",
+    "a person walking down a city street at night",
+    "a brown bear standing by a forest lake",
+    "a horse grazing in a lush park",
+    "a red car parked on a snowy mountain road",
+    "a toy left on a wooden floor",
+    "a watch lying on a table",
+    "a bag hanging on a chair",
+    "a chair next to a window",
+    "a small house in a meadow",
+    "a tall building in a city at dusk",
+    "a stone bridge over a river",
+    "a flower in a garden",
+    "a tree on a hill",
+    "a mountain covered in snow",
+    "a painting hanging on a wall",
+    "a drawing of a cat on paper",
+    "a logo printed on a shirt",
+    "a pair of shoes by the door",
 ]
 PARTI_STYLE = [
     "a watercolor painting of a teddy bear reading under a tree at dawn",
@@ -64,11 +78,16 @@ def repo_items(repository: Repository, count: int = 24, seed: int = 0) -> list[R
     for card in rng.sample(cards, min(count, len(cards))):
         subject = card.subjects[0] if card.subjects else card.name
         template = rng.choice(["{name}", "the {subject} model from {month}", "{subject} {version} on a beach"])
-        request = template.format(name=card.name, subject=subject, month=f"{card.created_at:%B %Y}", version=card.version or "")
+        request = template.format(
+            name=card.name, subject=subject, month=f"{card.created_at:%B %Y}", version=card.version or ""
+        )
         items.append(RatingItem(_item_id("repo", request), "repo", request.strip(), card.id))
     return items
 
 
 def all_items(repository: Repository, repo_count: int = 24, seed: int = 0) -> list[RatingItem]:
-    return (repo_items(repository, repo_count, seed) + [RatingItem(_item_id("coco", r), "coco", r) for r in COCO_STYLE]
-            + [RatingItem(_item_id("parti", r), "parti", r) for r in PARTI_STYLE])
+    return (
+        repo_items(repository, repo_count, seed)
+        + [RatingItem(_item_id("coco", r), "coco", r) for r in COCO_STYLE]
+        + [RatingItem(_item_id("parti", r), "parti", r) for r in PARTI_STYLE]
+    )

@@ -26,8 +26,14 @@ Score each checkpoint 1-5 on the rubric (subject, style, temporal, context) and 
 def _card(card: StoredCheckpoint | None) -> dict | None:
     if card is None:
         return None
-    return {"name": card.name, "subjects": card.subjects, "styles": card.styles, "created": f"{card.created_at:%Y-%m-%d}",
-            "version": card.version, "description": card.description[:300]}
+    return {
+        "name": card.name,
+        "subjects": card.subjects,
+        "styles": card.styles,
+        "created": f"{card.created_at:%Y-%m-%d}",
+        "version": card.version,
+        "description": card.description[:300],
+    }
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,18 @@ class LLMJudge:
     def __init__(self, client: LLMClient):
         self.client = client
 
-    def _ask(self, item: RatingItem, first: StoredCheckpoint | None, second: StoredCheckpoint | None) -> tuple[str, float, float]:
-        message = json.dumps({"request": item.request, "today": f"{REFERENCE_DATE:%Y-%m-%d}", "first": _card(first), "second": _card(second)},
-                             ensure_ascii=False)
+    def _ask(
+        self, item: RatingItem, first: StoredCheckpoint | None, second: StoredCheckpoint | None
+    ) -> tuple[str, float, float]:
+        message = json.dumps(
+            {
+                "request": item.request,
+                "today": f"{REFERENCE_DATE:%Y-%m-%d}",
+                "first": _card(first),
+                "second": _card(second),
+            },
+            ensure_ascii=False,
+        )
         reply = self.client.complete_json(SYSTEM, message)
         better = reply.get("better")
         if better not in ("first", "second", "tie"):
@@ -64,7 +79,8 @@ class LLMJudge:
 
 
 def llm_intent_scores(judge: LLMJudge, maker, items: list[RatingItem]) -> tuple[dict[str, float], float]:
-    """Mean LLM rubric score per method (Check-in against each item's baseline) and the share of consistent verdicts."""
+    """Mean LLM rubric score per method (Check-in against each item's baseline) and the share of consistent
+    verdicts."""
     scores: dict[str, list[float]] = {}
     consistent = []
     for item in items:

@@ -59,8 +59,15 @@ def _seed(text: str) -> int:
 
 
 class PairMaker:
-    def __init__(self, repository: Repository, checkin: CheckIn, engine=None, image_dir: Path | None = None,
-                 baselines: tuple[str, ...] = BASELINES, secret: bytes | None = None):
+    def __init__(
+        self,
+        repository: Repository,
+        checkin: CheckIn,
+        engine=None,
+        image_dir: Path | None = None,
+        baselines: tuple[str, ...] = BASELINES,
+        secret: bytes | None = None,
+    ):
         """``secret`` keys the image names; by default the one stored in the repository's home."""
         self.repository = repository
         self.secret = secret or home_secret(repository.settings.home)
@@ -80,7 +87,8 @@ class PairMaker:
         return self.baselines[_seed(item.id) % len(self.baselines)]
 
     def pick(self, item: RatingItem, method: str) -> Pick:
-        """The method's checkpoint; when Check-in asks, its leading option stands (what a person clicking first gets)."""
+        """The method's checkpoint; when Check-in asks, its leading option stands (what a person clicking first
+        gets)."""
         key = (item.id, method)
         with self._lock:
             if key not in self._picks:
@@ -102,7 +110,8 @@ class PairMaker:
         return self.pick(item, "checkin"), self.pick(item, self.baseline_for(item))
 
     def identical(self, item: RatingItem) -> bool:
-        """Both methods chose the same checkpoint (or none): the two images would be one picture, so a vote says nothing."""
+        """Both methods chose the same checkpoint (or none): the two images would be one picture, so a vote says
+        nothing."""
         checkin, baseline = self.picks(item)
         return checkin.checkpoint_id == baseline.checkpoint_id
 
@@ -120,7 +129,9 @@ class PairMaker:
         path = self.image_dir / self.image_name(item, pick.method)
         if not path.exists():
             card = self.repository.get(pick.checkpoint_id)
-            frames = list(self.engine.generate(card, pick.prompt, params=GenerationParams(seed=_seed(item.id) % 2**31)))
+            frames = list(
+                self.engine.generate(card, pick.prompt, params=GenerationParams(seed=_seed(item.id) % 2**31))
+            )
             path.parent.mkdir(parents=True, exist_ok=True)
             frames[-1].image.resize((256, 256)).save(path)
         return str(path)

@@ -38,10 +38,24 @@ def _now(instance: dict) -> dt.datetime:
 
 def _selected(repository: Repository, instance: dict, checkpoint_id: str | None) -> dict:
     if checkpoint_id is None:
-        return {"status": "no_match", "checkpoint_id": None, "prompt": None, "question": None, "options": [], "followup": None}
+        return {
+            "status": "no_match",
+            "checkpoint_id": None,
+            "prompt": None,
+            "question": None,
+            "options": [],
+            "followup": None,
+        }
     card = repository.get(checkpoint_id)
     prompt = rewrite_prompt(prompt_text(parse_intent(instance["query"], _now(instance))), card)
-    return {"status": "selected", "checkpoint_id": checkpoint_id, "prompt": prompt, "question": None, "options": [], "followup": None}
+    return {
+        "status": "selected",
+        "checkpoint_id": checkpoint_id,
+        "prompt": prompt,
+        "question": None,
+        "options": [],
+        "followup": None,
+    }
 
 
 class CheckinMethod:
@@ -55,7 +69,11 @@ class CheckinMethod:
         prediction = {**result.contract(), "latency_ms": result.latency_ms, "followup": None}
         if result.status == "clarify" and instance.get("followup"):
             after = self.checkin.answer(result.session, instance["followup"]["answer"])
-            prediction["followup"] = {"status": after.status, "checkpoint_id": after.checkpoint_id, "prompt": after.prompt}
+            prediction["followup"] = {
+                "status": after.status,
+                "checkpoint_id": after.checkpoint_id,
+                "prompt": after.prompt,
+            }
         return prediction
 
 
@@ -115,7 +133,9 @@ class RerankerMethod:
     def __init__(self, repository: Repository, model_path: str | Path | None = None):
         path = model_path or repository.settings.reranker_model
         if not path or not Path(path).exists():
-            raise MethodUnavailable("no cross-encoder model on local disk (set PERSONALQ_RERANKER_MODEL to a folder); not faked")
+            raise MethodUnavailable(
+                "no cross-encoder model on local disk (set PERSONALQ_RERANKER_MODEL to a folder); not faked"
+            )
         from sentence_transformers import CrossEncoder
 
         self.model = CrossEncoder(str(path), device="cpu")

@@ -96,8 +96,18 @@ class RatingService:
         if held is None or held[0] != rater.name:
             raise PairClosed("this pair is no longer open: show the next pair")
         pair = held[1]
-        self.store.add(Vote(rater.name, pair.item.id, pair.item.request, pair.left.pick.method, pair.right.pick.method,
-                            pair.left.pick.checkpoint_id, pair.right.pick.checkpoint_id, choice))
+        self.store.add(
+            Vote(
+                rater.name,
+                pair.item.id,
+                pair.item.request,
+                pair.left.pick.method,
+                pair.right.pick.method,
+                pair.left.pick.checkpoint_id,
+                pair.right.pick.checkpoint_id,
+                choice,
+            )
+        )
         with self._lock:
             self._open.pop(ticket, None)
         return pair

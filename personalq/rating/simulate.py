@@ -28,7 +28,10 @@ def _score(maker: PairMaker, item: RatingItem, pick: Pick) -> float:
 
 def intent_scores(maker: PairMaker, items: list[RatingItem]) -> dict[str, float]:
     """Mean rubric score of every method's picks over ``items``."""
-    return {method: float(np.mean([_score(maker, item, maker.pick(item, method)) for item in items])) for method in maker.methods}
+    return {
+        method: float(np.mean([_score(maker, item, maker.pick(item, method)) for item in items]))
+        for method in maker.methods
+    }
 
 
 def scripted_choice(maker: PairMaker, pair: Pair, rng: random.Random, noise: float) -> str:
@@ -40,8 +43,11 @@ def scripted_choice(maker: PairMaker, pair: Pair, rng: random.Random, noise: flo
     return "left" if left > right else "right"
 
 
-def simulate(maker: PairMaker, store: VoteStore, items: list[RatingItem], raters: int = 3, noise: float = 0.1, seed: int = 0) -> int:
-    """Every simulated rater votes on every item worth asking, all raters at once; returns the number of votes written."""
+def simulate(
+    maker: PairMaker, store: VoteStore, items: list[RatingItem], raters: int = 3, noise: float = 0.1, seed: int = 0
+) -> int:
+    """Every simulated rater votes on every item worth asking, all raters at once; returns the number of votes
+    written."""
     items = maker.askable(items)  # every pick made here, before the raters' threads start
     errors: list[BaseException] = []
 
@@ -50,8 +56,18 @@ def simulate(maker: PairMaker, store: VoteStore, items: list[RatingItem], raters
         try:
             for item in items:
                 pair = maker.pair(item, rng)
-                store.add(Vote(name, item.id, item.request, pair.left.pick.method, pair.right.pick.method, pair.left.pick.checkpoint_id,
-                               pair.right.pick.checkpoint_id, scripted_choice(maker, pair, rng, noise)))
+                store.add(
+                    Vote(
+                        name,
+                        item.id,
+                        item.request,
+                        pair.left.pick.method,
+                        pair.right.pick.method,
+                        pair.left.pick.checkpoint_id,
+                        pair.right.pick.checkpoint_id,
+                        scripted_choice(maker, pair, rng, noise),
+                    )
+                )
         except BaseException as error:
             errors.append(error)
 

@@ -51,9 +51,17 @@ class VoteStore:
     def add(self, vote: Vote) -> None:
         if vote.choice not in CHOICES:
             raise ValueError(f"choice must be one of {', '.join(CHOICES)}, not {vote.choice!r}")
-        row = PreferenceVote(rater=vote.rater, created_at=dt.datetime.now(), item_id=vote.item_id, prompt=vote.prompt,
-                             method_left=vote.method_left, method_right=vote.method_right, checkpoint_left=vote.checkpoint_left,
-                             checkpoint_right=vote.checkpoint_right, choice=vote.choice)
+        row = PreferenceVote(
+            rater=vote.rater,
+            created_at=dt.datetime.now(),
+            item_id=vote.item_id,
+            prompt=vote.prompt,
+            method_left=vote.method_left,
+            method_right=vote.method_right,
+            checkpoint_left=vote.checkpoint_left,
+            checkpoint_right=vote.checkpoint_right,
+            choice=vote.choice,
+        )
         try:
             with self.sessions.begin() as session:
                 session.add(row)
@@ -67,18 +75,50 @@ class VoteStore:
     def all(self) -> list[Vote]:
         with self.sessions() as session:
             rows = session.scalars(select(PreferenceVote).order_by(PreferenceVote.id)).all()
-            return [Vote(r.rater, r.item_id, r.prompt, r.method_left, r.method_right, r.checkpoint_left, r.checkpoint_right,
-                         r.choice, r.created_at) for r in rows]
+            return [
+                Vote(
+                    r.rater,
+                    r.item_id,
+                    r.prompt,
+                    r.method_left,
+                    r.method_right,
+                    r.checkpoint_left,
+                    r.checkpoint_right,
+                    r.choice,
+                    r.created_at,
+                )
+                for r in rows
+            ]
 
     def csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["rater", "created_at", "item_id", "prompt", "method_left", "method_right", "checkpoint_left",
-                         "checkpoint_right", "choice"])
+        writer.writerow(
+            [
+                "rater",
+                "created_at",
+                "item_id",
+                "prompt",
+                "method_left",
+                "method_right",
+                "checkpoint_left",
+                "checkpoint_right",
+                "choice",
+            ]
+        )
         for v in self.all():
             created = v.created_at.isoformat() if v.created_at else ""
-            cells = (v.rater, created, v.item_id, v.prompt, v.method_left, v.method_right, v.checkpoint_left or "",
-                     v.checkpoint_right or "", v.choice)
+            cells = (
+                v.rater,
+                created,
+                v.item_id,
+                v.prompt,
+                v.method_left,
+                v.method_right,
+                v.checkpoint_left or "",
+                v.checkpoint_right or "",
+                v.choice,
+            )
             writer.writerow([_cell(cell) for cell in cells])
         return out.getvalue()
 

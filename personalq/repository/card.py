@@ -122,8 +122,14 @@ class Card(BaseModel):
     @field_validator("kind", mode="before")
     @classmethod
     def _kind(cls, value: object) -> object:
-        aliases = {"ti": "textual_inversion", "embedding": "textual_inversion", "textualinversion": "textual_inversion",
-                   "locon": "lora", "lycoris": "lora", "loha": "lora"}
+        aliases = {
+            "ti": "textual_inversion",
+            "embedding": "textual_inversion",
+            "textualinversion": "textual_inversion",
+            "locon": "lora",
+            "lycoris": "lora",
+            "loha": "lora",
+        }
         if isinstance(value, str):
             key = value.strip().lower().replace("-", "_").replace(" ", "_")
             return aliases.get(key.replace("_", ""), aliases.get(key, key))
@@ -181,7 +187,12 @@ class Card(BaseModel):
         parts = [self.name]
         if self.description:
             parts.append(self.description)
-        for label, values in (("subjects", self.subjects), ("styles", self.styles), ("tags", self.tags), ("triggers", self.triggers)):
+        for label, values in (
+            ("subjects", self.subjects),
+            ("styles", self.styles),
+            ("tags", self.tags),
+            ("triggers", self.triggers),
+        ):
             if values:
                 parts.append(f"{label}: {', '.join(values)}")
         if self.version:

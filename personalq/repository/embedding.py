@@ -44,7 +44,9 @@ def embed(texts: list[str], batch_size: int = 256) -> np.ndarray:
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     unique = list(dict.fromkeys(texts))
-    vectors = _model().encode(unique, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    vectors = _model().encode(
+        unique, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
     vectors = vectors.astype(np.float32)
     row = {text: i for i, text in enumerate(unique)}
     return vectors[[row[t] for t in texts]]

@@ -152,8 +152,13 @@ class DenseIndex:
         collection_name: the collection to use, so several repositories can share one server.
     """
 
-    def __init__(self, path: Path, encode_query: Callable[[str], np.ndarray] = embed_query, url: str | None = None,
-                 collection_name: str = COLLECTION):
+    def __init__(
+        self,
+        path: Path,
+        encode_query: Callable[[str], np.ndarray] = embed_query,
+        url: str | None = None,
+        collection_name: str = COLLECTION,
+    ):
         self.path = Path(path)
         self.encode_query = encode_query
         self.url = url
@@ -171,8 +176,12 @@ class DenseIndex:
 
         if self.url:
             parts = urlsplit(self.url)
-            return chromadb.HttpClient(host=parts.hostname or "localhost", port=parts.port or 8000,
-                                       ssl=parts.scheme == "https", settings=_chroma_settings())
+            return chromadb.HttpClient(
+                host=parts.hostname or "localhost",
+                port=parts.port or 8000,
+                ssl=parts.scheme == "https",
+                settings=_chroma_settings(),
+            )
         if not (self.path / STORE_FILE).exists():
             _forget_cached_client(self.path)
         self.lock.share()
@@ -207,7 +216,8 @@ class DenseIndex:
                 raise IndexUnavailable(
                     f"{self.where} cannot be opened ({reason}) and another PersonalQ process has it open, so it was "
                     "left as it is; stop the other process and run `personalq repo reindex`, or share the index "
-                    "through a Chroma server (PERSONALQ_CHROMA_URL)") from reason
+                    "through a Chroma server (PERSONALQ_CHROMA_URL)"
+                ) from reason
             log.warning("Chroma index at %s is unusable (%s); rebuilding it from the database", self.path, reason)
             _forget_cached_client(self.path)
             shutil.rmtree(self.path, ignore_errors=True)
@@ -243,7 +253,9 @@ class DenseIndex:
         texts = list(dict.fromkeys(d.embed_text for d in docs))
         return dict(zip(texts, embed(texts)))
 
-    def upsert(self, docs: list[IndexedDoc], vectors: Mapping[str, np.ndarray] | None = None, batch: int = 512) -> None:
+    def upsert(
+        self, docs: list[IndexedDoc], vectors: Mapping[str, np.ndarray] | None = None, batch: int = 512
+    ) -> None:
         """Write ``docs``; texts missing from ``vectors`` are embedded here (all at once: versions sharing a
         text are embedded once)."""
         vectors = dict(vectors or {})
@@ -277,7 +289,9 @@ class DenseIndex:
         stale = [d for d in docs if d.id in existing and existing[d.id] != d.fingerprint]
         missing = [d for d in docs if d.id not in existing]
         orphans = [i for i in existing if i not in wanted]
-        report = SyncReport(added=len(missing), updated=len(stale), removed=len(orphans), rebuilt=not existing and bool(docs))
+        report = SyncReport(
+            added=len(missing), updated=len(stale), removed=len(orphans), rebuilt=not existing and bool(docs)
+        )
         if orphans:
             self.delete(orphans)
         if stale or missing:
@@ -289,7 +303,9 @@ class DenseIndex:
 
     def query(self, text: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest cards as ``(id, cosine similarity)``, best first."""
-        result = self.collection.query(query_embeddings=[self.encode_query(text).tolist()], n_results=k, include=["distances"])
+        result = self.collection.query(
+            query_embeddings=[self.encode_query(text).tolist()], n_results=k, include=["distances"]
+        )
         return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
 
 
@@ -300,7 +316,9 @@ class SparseIndex:
         self.ids = [d.id for d in docs]
         self.retriever = bm25s.BM25()
         if docs:
-            self.retriever.index(bm25s.tokenize([d.text for d in docs], stopwords="en", show_progress=False), show_progress=False)
+            self.retriever.index(
+                bm25s.tokenize([d.text for d in docs], stopwords="en", show_progress=False), show_progress=False
+            )
 
     def query(self, text: str, k: int) -> list[tuple[str, float]]:
         if not self.ids:
@@ -319,5 +337,3 @@ def reciprocal_rank_fusion(rankings: list[list[str]], k: int = 60) -> list[tuple
         for rank, doc_id in enumerate(ranking, start=1):
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-
-

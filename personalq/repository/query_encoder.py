@@ -55,9 +55,14 @@ def export_graph(target: Path) -> None:
     try:
         with torch.no_grad():
             torch.onnx.export(
-                model, example, str(partial), input_names=["input_ids", "attention_mask"], output_names=["embedding"],
+                model,
+                example,
+                str(partial),
+                input_names=["input_ids", "attention_mask"],
+                output_names=["embedding"],
                 dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"}},
-                opset_version=17, dynamo=False,
+                opset_version=17,
+                dynamo=False,
             )
         os.replace(partial, target)  # two processes exporting at once both end with a whole file
     finally:
@@ -113,5 +118,8 @@ class QueryEncoder:
         if not self._ready():
             return embed_query(text)
         tokens = self._tokenizer([text], return_tensors="np", truncation=True, max_length=MAX_TOKENS)
-        feed = {"input_ids": tokens["input_ids"].astype(np.int64), "attention_mask": tokens["attention_mask"].astype(np.int64)}
+        feed = {
+            "input_ids": tokens["input_ids"].astype(np.int64),
+            "attention_mask": tokens["attention_mask"].astype(np.int64),
+        }
         return self._session.run(None, feed)[0][0].astype(np.float32)

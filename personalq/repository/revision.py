@@ -47,5 +47,7 @@ def track_revisions(sessions: sessionmaker) -> None:
 
 
 def read_revision(session: Session) -> Revision:
-    row = session.execute(select(RepositoryRevision.cards, RepositoryRevision.usage).where(RepositoryRevision.id == 1)).one()
+    row = session.execute(
+        select(RepositoryRevision.cards, RepositoryRevision.usage).where(RepositoryRevision.id == 1)
+    ).one()
     return Revision(*row)

@@ -71,7 +71,9 @@ class ImportReport:
         return self.count("error") == 0
 
     def summary(self) -> str:
-        parts = [f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "skipped", "error") if self.count(s)]
+        parts = [
+            f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "skipped", "error") if self.count(s)
+        ]
         return ", ".join(parts) or "nothing to import"
 
 
@@ -159,7 +161,9 @@ class _Known:
     def write_terms(self, session: Session) -> None:
         """Terms are plain rows: one batched INSERT instead of tens of thousands of ORM objects."""
         for start in range(0, len(self.stale_terms), 500):
-            session.execute(delete(CheckpointTerm).where(CheckpointTerm.checkpoint_id.in_(self.stale_terms[start : start + 500])))
+            session.execute(
+                delete(CheckpointTerm).where(CheckpointTerm.checkpoint_id.in_(self.stale_terms[start : start + 500]))
+            )
         if self.terms:
             session.execute(insert(CheckpointTerm), self.terms)
         self.terms, self.stale_terms = [], []
@@ -170,7 +174,9 @@ class _Known:
         shas = sorted({digest for _, _, digest in staged if digest})
         rows: list[Checkpoint] = []
         for chunk in range(0, max(len(ids), len(shas)), 500):
-            condition = Checkpoint.id.in_(ids[chunk : chunk + 500]) | Checkpoint.weights_sha256.in_(shas[chunk : chunk + 500])
+            condition = Checkpoint.id.in_(ids[chunk : chunk + 500]) | Checkpoint.weights_sha256.in_(
+                shas[chunk : chunk + 500]
+            )
             rows += session.scalars(select(Checkpoint).where(condition)).all()
         families = set(session.scalars(select(Family.id)))
         return cls({r.id: r for r in rows}, {r.weights_sha256: r for r in rows if r.weights_sha256}, families)
@@ -194,8 +200,12 @@ class Repository:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.engine, self.sessions = open_database(settings.resolved_database_url)
-        self.dense = DenseIndex(settings.chroma_dir, QueryEncoder(settings.model_cache), url=settings.chroma_url,
-                                collection_name=settings.chroma_collection)
+        self.dense = DenseIndex(
+            settings.chroma_dir,
+            QueryEncoder(settings.model_cache),
+            url=settings.chroma_url,
+            collection_name=settings.chroma_collection,
+        )
         self._sparse: tuple[int, SparseIndex] | None = None
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -215,7 +225,9 @@ class Repository:
 
     def list(self, filters: CheckpointFilter | None = None) -> list[StoredCheckpoint]:
         f = filters or CheckpointFilter()
-        query = select(Checkpoint).order_by(Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id)
+        query = select(Checkpoint).order_by(
+            Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id
+        )
         if f.family:
             query = query.where(Checkpoint.family_id == slugify(f.family))
         if f.kind:
@@ -227,7 +239,9 @@ class Repository:
         if f.until:
             query = query.where(Checkpoint.created_at <= f.until)
         if f.style:
-            styled = select(CheckpointTerm.checkpoint_id).where(CheckpointTerm.field == "style", func.lower(CheckpointTerm.value) == f.style.lower())
+            styled = select(CheckpointTerm.checkpoint_id).where(
+                CheckpointTerm.field == "style", func.lower(CheckpointTerm.value) == f.style.lower()
+            )
             query = query.where(Checkpoint.id.in_(styled))
         if f.text:
             needle = f"%{f.text.lower()}%"
@@ -245,8 +259,9 @@ class Repository:
         with self.sessions() as session:
             return list(session.scalars(query))
 
-    def ids_between(self, windows: Iterable[tuple[dt.datetime, dt.datetime]], by: TimeField = "created",
-                    limit: int | None = None) -> list[str]:
+    def ids_between(
+        self, windows: Iterable[tuple[dt.datetime, dt.datetime]], by: TimeField = "created", limit: int | None = None
+    ) -> list[str]:
         """Ids of the checkpoints created (or last used) inside any of ``windows``, each a half-open
         ``(start, end)`` of naive datetimes as stored, newest first; none when no window is given."""
         column = _TIME_COLUMNS[by]
@@ -258,8 +273,9 @@ class Repository:
         with self.sessions() as session:
             return list(session.scalars(query))
 
-    def ids_with_terms(self, values: Iterable[str], fields: Iterable[str] = TERM_FIELDS,
-                       limit: int | None = None) -> list[str]:
+    def ids_with_terms(
+        self, values: Iterable[str], fields: Iterable[str] = TERM_FIELDS, limit: int | None = None
+    ) -> list[str]:
         """Ids of the checkpoints whose card lists one of ``values`` (exactly, as stored) under one of ``fields``
         (``trigger``, ``subject``, ``style``, ``tag``), newest first: an indexed look-up in ``checkpoint_terms``."""
         values, fields = sorted(set(values)), tuple(fields)
@@ -339,7 +355,9 @@ class Repository:
             family_id = row.family_id
             session.delete(row)
             session.flush()
-            if not session.scalar(select(func.count()).select_from(Checkpoint).where(Checkpoint.family_id == family_id)):
+            if not session.scalar(
+                select(func.count()).select_from(Checkpoint).where(Checkpoint.family_id == family_id)
+            ):
                 session.execute(Family.__table__.delete().where(Family.id == family_id))
             after = read_revision(session).cards
         self._follow_own_write(before, after, lambda: self.dense.delete([checkpoint_id]))
@@ -356,7 +374,9 @@ class Repository:
             try:
                 self.dense.sync(self.documents())
             except Exception:
-                log.exception("the dense index is behind the database until the next start or `personalq repo reindex`")
+                log.exception(
+                    "the dense index is behind the database until the next start or `personalq repo reindex`"
+                )
         self.dense.seen(after)
 
     def import_paths(
@@ -379,7 +399,9 @@ class Repository:
                 report.outcomes.append(ImportOutcome(str(entry.path), "skipped", message=entry.skipped))
                 continue
             try:
-                digests = [weights_digest(r.weights_path, entry.root) if r.weights_path else None for r in entry.records]
+                digests = [
+                    weights_digest(r.weights_path, entry.root) if r.weights_path else None for r in entry.records
+                ]
             except (ImportProblem, OSError) as exc:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=str(exc)))
                 continue
@@ -395,8 +417,13 @@ class Repository:
         expensive part of an import); a record whose id changes while writing is embedded after the commit."""
         hashes = sorted({_content_hash(record.card, digest) for _, record, digest in staged})
         with self.sessions() as session:
-            stored = {h for start in range(0, len(hashes), 500)
-                      for h in session.scalars(select(Checkpoint.content_hash).where(Checkpoint.content_hash.in_(hashes[start : start + 500])))}
+            stored = {
+                h
+                for start in range(0, len(hashes), 500)
+                for h in session.scalars(
+                    select(Checkpoint.content_hash).where(Checkpoint.content_hash.in_(hashes[start : start + 500]))
+                )
+            }
         new = [record.card for _, record, digest in staged if _content_hash(record.card, digest) not in stored]
         return self.dense.embed([IndexedDoc(card.id, "", "", card.identity_text()) for card in new])
 
@@ -435,7 +462,11 @@ class Repository:
                     except RECORD_FAILURES as exc:
                         if not isolate:  # the session may hold half of this record: redo the batch entry by entry
                             raise
-                        reason = f"database refused the record: {exc.orig}" if isinstance(exc, IntegrityError) else f"cannot store the record: {exc}"
+                        reason = (
+                            f"database refused the record: {exc.orig}"
+                            if isinstance(exc, IntegrityError)
+                            else f"cannot store the record: {exc}"
+                        )
                         outcome, doc = ImportOutcome(str(entry.path), "error", record.card.id, reason), None
                     outcome.path = str(entry.path)
                     outcomes.append(outcome)
@@ -446,13 +477,19 @@ class Repository:
                 after = read_revision(session).cards
         return outcomes, written, (before, after)
 
-    def _write_one(self, session: Session, known: "_Known", record: ImportedCheckpoint, digest: str | None,
-                   replace: bool) -> tuple[ImportOutcome, IndexedDoc | None]:
+    def _write_one(
+        self, session: Session, known: "_Known", record: ImportedCheckpoint, digest: str | None, replace: bool
+    ) -> tuple[ImportOutcome, IndexedDoc | None]:
         card = record.card
         content = _content_hash(card, digest)
         same_weights = known.by_sha.get(digest) if digest else None
         target = same_weights or known.by_id.get(card.id)  # every staged id was loaded up front
-        if target is not None and same_weights is None and not record.id_is_explicit and target.weights_sha256 != digest:
+        if (
+            target is not None
+            and same_weights is None
+            and not record.id_is_explicit
+            and target.weights_sha256 != digest
+        ):
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
             target = known.by_id.get(card.id) or known.fetch(session, card.id)
         if target is not None:
@@ -492,10 +529,17 @@ class Repository:
             known.stale_terms.append(row.id)
         known.terms += [
             {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
-            for name, values in (("trigger", card.triggers), ("subject", card.subjects), ("style", card.styles), ("tag", card.tags))
+            for name, values in (
+                ("trigger", card.triggers),
+                ("subject", card.subjects),
+                ("style", card.styles),
+                ("tag", card.tags),
+            )
             for pos, value in enumerate(values)
         ]
         known.remember(row)
         status: Status = "updated" if target is not None else "imported"
         warning = "" if card.triggers else " (no trigger: prompts cannot be rewritten for it)"
-        return ImportOutcome("", status, card.id, f"{card.kind} {card.name!r}{warning}"), IndexedDoc(card.id, card.index_text(), content, card.identity_text())
+        return ImportOutcome("", status, card.id, f"{card.kind} {card.name!r}{warning}"), IndexedDoc(
+            card.id, card.index_text(), content, card.identity_text()
+        )

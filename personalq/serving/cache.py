@@ -76,8 +76,11 @@ class ModelCache:
         with self._lock:
             room = self.budget_bytes - self.pinned_bytes
             if size > room:
-                raise BudgetError(f"{what} needs {size / MB:.1f} MB but only {room / MB:.1f} MB of the {self.budget_bytes / MB:.0f} MB "
-                                  "memory budget can hold it; raise the budget or pick a lower precision")
+                raise BudgetError(
+                    f"{what} needs {size / MB:.1f} MB but only {room / MB:.1f} MB of the "
+                    f"{self.budget_bytes / MB:.0f} MB "
+                    "memory budget can hold it; raise the budget or pick a lower precision"
+                )
             self._evict_until(size)
 
     def put(self, key: Hashable, value, size: int, what: str = "model") -> None:

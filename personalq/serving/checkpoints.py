@@ -69,8 +69,9 @@ def lora_file(checkpoint: StoredCheckpoint) -> Path:
     return weights
 
 
-def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu",
-                         base: str | None = None) -> UNet2DConditionModel:
+def load_dreambooth_unet(
+    checkpoint: StoredCheckpoint, dtype=torch.float32, device: str = "cpu", base: str | None = None
+) -> UNet2DConditionModel:
     """The full UNet of a DreamBooth fine-tune (a diffusers folder) or of a single-file checkpoint.
 
     Single ``.safetensors`` files go through diffusers' single-file loading, which converts original SD 1.5
@@ -79,10 +80,14 @@ def load_dreambooth_unet(checkpoint: StoredCheckpoint, dtype=torch.float32, devi
     weights = _require_weights(checkpoint)
     if weights.is_file():
         if weights.suffix != ".safetensors":
-            raise CheckpointLoadError(f"{checkpoint.id}: only .safetensors single files are loaded, not {weights.suffix}")
+            raise CheckpointLoadError(
+                f"{checkpoint.id}: only .safetensors single files are loaded, not {weights.suffix}"
+            )
         if base is None:
             raise CheckpointLoadError(f"{checkpoint.id}: a single-file checkpoint needs its base model's config")
-        return UNet2DConditionModel.from_single_file(str(weights), config=str(base), subfolder="unet", torch_dtype=dtype).to(device)
+        return UNet2DConditionModel.from_single_file(
+            str(weights), config=str(base), subfolder="unet", torch_dtype=dtype
+        ).to(device)
     unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
     # low_cpu_mem_usage would leave meta tensors behind the dtype cast
     return UNet2DConditionModel.from_pretrained(unet_dir, dtype=dtype, low_cpu_mem_usage=False).to(device)
@@ -99,8 +104,9 @@ def _require_weights(checkpoint: StoredCheckpoint) -> Path:
 
 
 @contextlib.contextmanager
-def adapters_applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint,
-                     lora_tensors: dict[str, torch.Tensor] | None = None) -> Iterator[StableDiffusionPipeline]:
+def adapters_applied(
+    pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, lora_tensors: dict[str, torch.Tensor] | None = None
+) -> Iterator[StableDiffusionPipeline]:
     """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized).
 
     ``lora_tensors``: the adapter file's tensors when a cache already holds them (diffusers converts kohya or
@@ -135,7 +141,8 @@ def adapters_applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint
 
 @contextlib.contextmanager
 def applied(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[StableDiffusionPipeline]:
-    """``with applied(pipe, card) as p:`` generates with the checkpoint in full precision; the base is restored afterwards."""
+    """``with applied(pipe, card) as p:`` generates with the checkpoint in full precision; the base is restored
+    afterwards."""
     _require_weights(checkpoint)
     original = pipe.unet
     if replaces_unet(checkpoint):

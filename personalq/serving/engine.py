@@ -28,11 +28,25 @@ from safetensors.torch import load_file
 from personalq.config import Settings
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.cache import MB, ModelCache
-from personalq.serving.checkpoints import adapters_applied, load_base, load_dreambooth_unet, lora_file, replaces_unet, resolve_base
+from personalq.serving.checkpoints import (
+    adapters_applied,
+    load_base,
+    load_dreambooth_unet,
+    lora_file,
+    replaces_unet,
+    resolve_base,
+)
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
 from personalq.taq.masks import token_mask
-from personalq.taq.quantize import QuantizedUNet, TAQConfig, load_quantized, quantized_bytes, save_quantized, weight_bytes
+from personalq.taq.quantize import (
+    QuantizedUNet,
+    TAQConfig,
+    load_quantized,
+    quantized_bytes,
+    save_quantized,
+    weight_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +64,17 @@ class MemoryReport:
 
     @property
     def fields(self) -> dict:
-        return {"budget_mb": self.budget_bytes / MB, "in_use_mb": self.used_bytes / MB, "unet_mb": self.unet_bytes / MB}
+        return {
+            "budget_mb": self.budget_bytes / MB,
+            "in_use_mb": self.used_bytes / MB,
+            "unet_mb": self.unet_bytes / MB,
+        }
 
     def line(self) -> str:
-        return (f"UNet {self.unet_bytes / MB:.1f} MB · cache {self.cached_bytes / MB:.1f} MB · "
-                f"in use {self.used_bytes / MB:.1f} of {self.budget_bytes / MB:.0f} MB")
+        return (
+            f"UNet {self.unet_bytes / MB:.1f} MB · cache {self.cached_bytes / MB:.1f} MB · "
+            f"in use {self.used_bytes / MB:.1f} of {self.budget_bytes / MB:.0f} MB"
+        )
 
 
 class Engine:
@@ -77,7 +97,9 @@ class Engine:
         if base not in self._pipelines:
             pipe = load_base(Path(base), self.device) if Path(base).exists() else self._hub_pipeline(base)
             float_unet = pipe.unet
-            self.cache.pin(weight_bytes(pipe.text_encoder) + weight_bytes(pipe.vae), f"the text encoder and VAE of {base}")
+            self.cache.pin(
+                weight_bytes(pipe.text_encoder) + weight_bytes(pipe.vae), f"the text encoder and VAE of {base}"
+            )
             self._pipelines[base] = pipe
             self.cache.put(("unet", base, "FP32"), float_unet, weight_bytes(float_unet), f"the float UNet of {base}")
         return self._pipelines[base]
@@ -94,16 +116,22 @@ class Engine:
     def float_unet(self, base: str, checkpoint: StoredCheckpoint | None = None):
         """The float UNet of the base, or of a DreamBooth checkpoint; reloaded from disk when it was evicted."""
         if checkpoint is not None and replaces_unet(checkpoint):
-            return self.cache.get_or_load(("unet", weights_key(checkpoint), "FP32"),
-                                          lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
-                                          weight_bytes, f"the fine-tuned UNet of {checkpoint.id}")
-        return self.cache.get_or_load(("unet", base, "FP32"), lambda: self._load_float_unet(base), weight_bytes,
-                                      f"the float UNet of {base}")
+            return self.cache.get_or_load(
+                ("unet", weights_key(checkpoint), "FP32"),
+                lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
+                weight_bytes,
+                f"the fine-tuned UNet of {checkpoint.id}",
+            )
+        return self.cache.get_or_load(
+            ("unet", base, "FP32"), lambda: self._load_float_unet(base), weight_bytes, f"the float UNet of {base}"
+        )
 
     def _load_float_unet(self, base: str) -> UNet2DConditionModel:
         """Reload an evicted base UNet alone (the rest of its pipeline stays resident)."""
         dtype = self._pipelines[base].unet.dtype if base in self._pipelines else torch.float32
-        return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(self.device)
+        return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(
+            self.device
+        )
 
     def quantized_unet(self, checkpoint: StoredCheckpoint, config: TAQConfig) -> QuantizedUNet:
         key = ("unet", variant_name(checkpoint, config))
@@ -127,11 +155,16 @@ class Engine:
         """A LoRA adapter's tensors, kept in the cache beside the UNets (None for other kinds)."""
         if checkpoint.kind != "lora":
             return None
-        return self.cache.get_or_load(("adapter", weights_key(checkpoint)), lambda: load_file(str(lora_file(checkpoint))),
-                                      lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
-                                      f"the LoRA adapter {checkpoint.id}")
+        return self.cache.get_or_load(
+            ("adapter", weights_key(checkpoint)),
+            lambda: load_file(str(lora_file(checkpoint))),
+            lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
+            f"the LoRA adapter {checkpoint.id}",
+        )
 
-    def unet_bytes_at(self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False) -> int:
+    def unet_bytes_at(
+        self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False
+    ) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized); by default
         the base of cards that name none."""
         base = base or resolve_base(self.settings)
@@ -142,16 +175,25 @@ class Engine:
         return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
 
     def memory(self) -> MemoryReport:
-        return MemoryReport(self.cache.budget_bytes, self.cache.pinned_bytes, self.cache.cached_bytes, self._last_unet_bytes)
+        return MemoryReport(
+            self.cache.budget_bytes, self.cache.pinned_bytes, self.cache.cached_bytes, self._last_unet_bytes
+        )
 
     def set_budget_mb(self, megabytes: int) -> None:
         self.cache.set_budget(megabytes * MB)
 
     # -- generation -----------------------------------------------------------------------------------------------
 
-    def generate(self, checkpoint: StoredCheckpoint, prompt: str, precision: str = "FP32", trigger_aware: bool = True,
-                 params: GenerationParams | None = None, cancel: threading.Event | None = None,
-                 float_kv: bool = False) -> Iterator[Frame]:
+    def generate(
+        self,
+        checkpoint: StoredCheckpoint,
+        prompt: str,
+        precision: str = "FP32",
+        trigger_aware: bool = True,
+        params: GenerationParams | None = None,
+        cancel: threading.Event | None = None,
+        float_kv: bool = False,
+    ) -> Iterator[Frame]:
         """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``."""
         params = params or GenerationParams()
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
@@ -164,14 +206,25 @@ class Engine:
                 pipe.unet = self.float_unet(base, checkpoint) if variant is None else variant.unet
                 self._last_unet_bytes = weight_bytes(pipe.unet)
                 prompts = [params.negative_prompt, prompt]
-                mask = None if variant is None else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
+                mask = (
+                    None
+                    if variant is None
+                    else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
+                )
                 with adapters_applied(pipe, checkpoint, self.adapter_tensors(checkpoint)):
                     started = time.perf_counter()
                     with _protecting(variant, mask):
-                        result = pipe(prompt, negative_prompt=params.negative_prompt or None, num_inference_steps=params.steps,
-                                      guidance_scale=params.guidance, width=params.width, height=params.height,
-                                      generator=torch.Generator(self.device).manual_seed(params.seed),
-                                      callback_on_step_end=callback, callback_on_step_end_tensor_inputs=["latents"])
+                        result = pipe(
+                            prompt,
+                            negative_prompt=params.negative_prompt or None,
+                            num_inference_steps=params.steps,
+                            guidance_scale=params.guidance,
+                            width=params.width,
+                            height=params.height,
+                            generator=torch.Generator(self.device).manual_seed(params.seed),
+                            callback_on_step_end=callback,
+                            callback_on_step_end_tensor_inputs=["latents"],
+                        )
                     log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
                 return result.images[0]
 

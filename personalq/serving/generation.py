@@ -59,7 +59,9 @@ def stream(run: Runner, total_steps: int, cancel: threading.Event | None = None)
     def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
         if cancel.is_set():
             raise Cancelled()
-        frames.put(Frame(decode_preview(pipeline, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started))
+        frames.put(
+            Frame(decode_preview(pipeline, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started)
+        )
         return tensors
 
     def work() -> None:

@@ -58,7 +58,10 @@ def declared(base_dir: Path) -> dict[str, PackagedFiles]:
     if not manifest.is_file():
         return {}
     entries = json.loads(manifest.read_text())
-    components = {name: PackagedFiles(entry["package"], entry["folder"], tuple(entry["files"])) for name, entry in entries.items()}
+    components = {
+        name: PackagedFiles(entry["package"], entry["folder"], tuple(entry["files"]))
+        for name, entry in entries.items()
+    }
     if any(PurePosixPath(name).name != name for name in components):
         raise PackagedFilesError(f"{manifest}: components are folders directly inside the base")
     return components

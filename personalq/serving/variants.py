@@ -36,7 +36,9 @@ QUANTIZED_PRECISIONS: dict[str, tuple[int, int]] = {"W8A8": (8, 8), "W4A8": (4, 
 PRECISIONS: dict[str, tuple[int, int] | None] = {"FP32": None, **QUANTIZED_PRECISIONS}  # the app's precision menu
 
 
-def precision_config(precision: str, trigger_aware: bool = True, quantizer: str = "linear", float_kv: bool = False) -> TAQConfig | None:
+def precision_config(
+    precision: str, trigger_aware: bool = True, quantizer: str = "linear", float_kv: bool = False
+) -> TAQConfig | None:
     """The app's precision menu as a TAQ configuration; ``None`` is full precision.
 
     ``float_kv`` computes the trigger's K/V rows with float weights too (ignored without protection: see
@@ -47,8 +49,13 @@ def precision_config(precision: str, trigger_aware: bool = True, quantizer: str 
     bits = PRECISIONS[precision]
     if bits is None:
         return None
-    return TAQConfig(wbits=bits[0], abits=bits[1], mode="taq" if trigger_aware else "plain", quantizer=quantizer,
-                     protect_weights=float_kv)
+    return TAQConfig(
+        wbits=bits[0],
+        abits=bits[1],
+        mode="taq" if trigger_aware else "plain",
+        quantizer=quantizer,
+        protect_weights=float_kv,
+    )
 
 
 def beside_checkpoint(checkpoint: StoredCheckpoint) -> Path:
@@ -71,7 +78,13 @@ def weights_key(checkpoint: StoredCheckpoint) -> str:
 def variant_key(checkpoint: StoredCheckpoint) -> str:
     """A digest of everything a variant is made from: the weights, and the trigger prompts it is calibrated on
     (TAQ protects the trigger's tokens, so a card replaced with a new trigger needs a new calibration)."""
-    made_from = [weights_key(checkpoint), checkpoint.kind, checkpoint.base_model, checkpoint.triggers, calibration_subject(checkpoint)]
+    made_from = [
+        weights_key(checkpoint),
+        checkpoint.kind,
+        checkpoint.base_model,
+        checkpoint.triggers,
+        calibration_subject(checkpoint),
+    ]
     return hashlib.sha256(json.dumps(made_from).encode()).hexdigest()[:32]
 
 
@@ -94,15 +107,26 @@ def calibration_subject(checkpoint: StoredCheckpoint) -> str:
 
 
 @torch.no_grad()
-def produce_variant(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, config: TAQConfig, captions: int = 64,
-                    calibration_steps: int = 10) -> QuantizedUNet:
+def produce_variant(
+    pipe: StableDiffusionPipeline,
+    checkpoint: StoredCheckpoint,
+    config: TAQConfig,
+    captions: int = 64,
+    calibration_steps: int = 10,
+) -> QuantizedUNet:
     """Calibrate ``checkpoint`` in full precision on ``pipe`` (whose UNet must be the float base), then quantize."""
     observer = None
     with applied(pipe, checkpoint) as p:
         if config.needs_calibration:
             prompts = calibration_prompts(checkpoint.canonical_trigger, calibration_subject(checkpoint), captions)
-            observer = calibrate(p, prompts, checkpoint.triggers, steps=calibration_steps, timestep_groups=config.timestep_groups,
-                                 keep_inputs=8 if config.rounding == "adaround" else 0)
+            observer = calibrate(
+                p,
+                prompts,
+                checkpoint.triggers,
+                steps=calibration_steps,
+                timestep_groups=config.timestep_groups,
+                keep_inputs=8 if config.rounding == "adaround" else 0,
+            )
         fine_tuned = copy.deepcopy(p.unet) if checkpoint.kind in ("dreambooth", "checkpoint") else None
     target = fine_tuned if fine_tuned is not None else copy.deepcopy(pipe.unet)
     log.info("quantizing %s as %s", checkpoint.id, config.tag)

@@ -41,15 +41,21 @@ class Observer:
     _priorities: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)
     _generators: dict[tuple[str, int], torch.Generator] = field(default_factory=dict)
     extremes: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)
-    channel_extremes: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)  # per-channel (lo, hi)
-    sample_channels: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)  # the channel of each sampled value
+    channel_extremes: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = field(
+        default_factory=dict
+    )  # per-channel (lo, hi)
+    sample_channels: dict[tuple[str, int], torch.Tensor] = field(
+        default_factory=dict
+    )  # the channel of each sampled value
     inputs: dict[str, list[torch.Tensor]] = field(default_factory=lambda: defaultdict(list))
     _calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def _generator(self, key: tuple[str, int]) -> torch.Generator:
         if key not in self._generators:
             site, group = key
-            self._generators[key] = torch.Generator().manual_seed(self.seed * 1_000_003 + zlib.crc32(f"{site}#{group}".encode()))
+            self._generators[key] = torch.Generator().manual_seed(
+                self.seed * 1_000_003 + zlib.crc32(f"{site}#{group}".encode())
+            )
         return self._generators[key]
 
     def record(self, site: str, group: int, values: torch.Tensor, channel_dim: int | None = None) -> None:
@@ -67,9 +73,11 @@ class Observer:
         if channel_dim is not None:
             channel_dim %= values.dim()
             self._record_channels(key, values.detach().float(), channel_dim)
-            drawn["channels"] = (pick // math.prod(values.shape[channel_dim + 1:])) % values.shape[channel_dim]
+            drawn["channels"] = (pick // math.prod(values.shape[channel_dim + 1 :])) % values.shape[channel_dim]
         stores = {"values": self.samples, "priorities": self._priorities, "channels": self.sample_channels}
-        held = {name: torch.cat([stores[name][key], new]) if key in stores[name] else new for name, new in drawn.items()}
+        held = {
+            name: torch.cat([stores[name][key], new]) if key in stores[name] else new for name, new in drawn.items()
+        }
         if len(held["values"]) > SAMPLE_CAP:  # keep the lowest priorities: a uniform sample of everything drawn so far
             lowest = held["priorities"].topk(SAMPLE_CAP, largest=False).indices
             held = {name: tensor[lowest] for name, tensor in held.items()}
@@ -85,7 +93,8 @@ class Observer:
         self.channel_extremes[key] = (lo, hi)
 
     def channel_absmax(self, site: str) -> torch.Tensor | None:
-        """Each input channel's largest magnitude at ``site`` over every timestep group; None if not observed per channel."""
+        """Each input channel's largest magnitude at ``site`` over every timestep group; None if not observed per
+        channel."""
         peaks = [torch.maximum(lo.abs(), hi.abs()) for (s, _), (lo, hi) in self.channel_extremes.items() if s == site]
         return torch.stack(peaks).amax(0) if peaks else None
 

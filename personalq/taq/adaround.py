@@ -26,8 +26,15 @@ def _apply(module: nn.Module, weight: torch.Tensor, x: torch.Tensor) -> torch.Te
     return F.linear(x, weight)
 
 
-def adaround_weight(module: nn.Module, inputs: list[torch.Tensor], spec: QuantSpec, iterations: int = 300,
-                    regularization: float = 0.01, lr: float = 1e-2, weight: torch.Tensor | None = None) -> QuantizedWeight:
+def adaround_weight(
+    module: nn.Module,
+    inputs: list[torch.Tensor],
+    spec: QuantSpec,
+    iterations: int = 300,
+    regularization: float = 0.01,
+    lr: float = 1e-2,
+    weight: torch.Tensor | None = None,
+) -> QuantizedWeight:
     """Quantize ``weight`` (default: the module's own) as the layer computing from ``inputs``."""
     if spec.kind != "linear":
         raise ValueError("AdaRound learns rounding on a uniform grid: use it with the linear quantizer")
@@ -52,7 +59,9 @@ def adaround_weight(module: nn.Module, inputs: list[torch.Tensor], spec: QuantSp
     return QuantizedWeight(codes.to(torch.int16), scale, lo, weight.shape, spec)
 
 
-def _optimize(module, v, floor, scale, lo, shape, x, target, optimizer, spec: QuantSpec, iterations: int, regularization: float) -> None:
+def _optimize(
+    module, v, floor, scale, lo, shape, x, target, optimizer, spec: QuantSpec, iterations: int, regularization: float
+) -> None:
     for step in range(iterations):
         soft = _rectified(v)
         codes = torch.clamp(floor + soft, 0, spec.levels - 1)

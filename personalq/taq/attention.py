@@ -107,7 +107,16 @@ class TriggerAwareAttnProcessor:
             probs = keep_protected(probs, self.quantizers.probs(probs, context.group), columns)
         return attn.batch_to_head_dim(torch.bmm(probs, value))
 
-    def __call__(self, attn: Attention, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args, **kwargs):
+    def __call__(
+        self,
+        attn: Attention,
+        hidden_states,
+        encoder_hidden_states=None,
+        attention_mask=None,
+        temb=None,
+        *args,
+        **kwargs,
+    ):
         residual = hidden_states
         if attn.spatial_norm is not None:
             hidden_states = attn.spatial_norm(hidden_states, temb)
@@ -120,7 +129,9 @@ class TriggerAwareAttnProcessor:
         if encoder_hidden_states is None:
             encoder_hidden_states = hidden_states
         if attention_mask is not None:
-            attention_mask = attn.prepare_attention_mask(attention_mask, encoder_hidden_states.shape[1], hidden_states.shape[0])
+            attention_mask = attn.prepare_attention_mask(
+                attention_mask, encoder_hidden_states.shape[1], hidden_states.shape[0]
+            )
 
         query, key, value = self.project(attn, hidden_states, encoder_hidden_states)
         hidden_states = self.attend(attn, query, key, value, attention_mask)

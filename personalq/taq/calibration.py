@@ -26,21 +26,72 @@ from personalq.taq.smoothing import input_channel_dim
 log = logging.getLogger(__name__)
 
 # the paper's pool sizes: 16 scenes, 8 times of day / lighting, 13 styles, 12 actions
-SCENES = ("on a sunny beach", "in a lush park", "on a snowy mountain", "on a city street at night", "in a living room",
-          "by a forest lake", "in a desert", "in a kitchen", "in a library", "on a rooftop", "in a garden",
-          "at a train station", "in a meadow", "on a wooden pier", "in a cafe", "in a studio")
-TIMES = ("at dawn", "in the morning", "at noon", "at golden hour", "at sunset", "at blue hour", "at neon night",
-         "on an overcast day")
-STYLES = ("photo", "realistic", "sketch", "pencil drawing", "flat anime style", "watercolor", "oil painting", "pixel art",
-          "vintage polaroid", "3d render", "comic style", "pastel illustration", "black and white")
-ACTIONS = ("centered", "close-up", "seen from the side", "in the distance", "looking at the camera", "on the left",
-           "on the right", "from above", "from below", "sitting", "standing", "in motion")
+SCENES = (
+    "on a sunny beach",
+    "in a lush park",
+    "on a snowy mountain",
+    "on a city street at night",
+    "in a living room",
+    "by a forest lake",
+    "in a desert",
+    "in a kitchen",
+    "in a library",
+    "on a rooftop",
+    "in a garden",
+    "at a train station",
+    "in a meadow",
+    "on a wooden pier",
+    "in a cafe",
+    "in a studio",
+)
+TIMES = (
+    "at dawn",
+    "in the morning",
+    "at noon",
+    "at golden hour",
+    "at sunset",
+    "at blue hour",
+    "at neon night",
+    "on an overcast day",
+)
+STYLES = (
+    "photo",
+    "realistic",
+    "sketch",
+    "pencil drawing",
+    "flat anime style",
+    "watercolor",
+    "oil painting",
+    "pixel art",
+    "vintage polaroid",
+    "3d render",
+    "comic style",
+    "pastel illustration",
+    "black and white",
+)
+ACTIONS = (
+    "centered",
+    "close-up",
+    "seen from the side",
+    "in the distance",
+    "looking at the camera",
+    "on the left",
+    "on the right",
+    "from above",
+    "from below",
+    "sitting",
+    "standing",
+    "in motion",
+)
 
 
 def calibration_prompts(trigger: str, subject: str, count: int = 64, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
-    return [f"a photo of a {trigger} {subject}, {rng.choice(SCENES)}, {rng.choice(TIMES)}, {rng.choice(STYLES)}, {rng.choice(ACTIONS)}"
-            for _ in range(count)]
+    return [
+        f"a photo of a {trigger} {subject}, {rng.choice(SCENES)}, {rng.choice(TIMES)}, "
+        f"{rng.choice(STYLES)}, {rng.choice(ACTIONS)}"
+        for _ in range(count)
+    ]
 
 
 def layer_site(module_name: str) -> str:
@@ -70,8 +121,11 @@ def observing(unet: nn.Module, context: QuantContext) -> Iterator[None]:
     handles = [attach_timestep_hook(unet, context)]
     for site, module in quantizable_layers(unet):
         if not takes_text(site):
-            handles.append(module.register_forward_pre_hook(
-                lambda m, args, site=site: _observe(context, site, args[0], input_channel_dim(m))))
+            handles.append(
+                module.register_forward_pre_hook(
+                    lambda m, args, site=site: _observe(context, site, args[0], input_channel_dim(m))
+                )
+            )
     originals = unet.attn_processors
     modules = dict(unet.named_modules())
     for name in cross_attention_names(unet):
@@ -85,9 +139,17 @@ def observing(unet: nn.Module, context: QuantContext) -> Iterator[None]:
 
 
 @torch.no_grad()
-def calibrate(pipe: StableDiffusionPipeline, prompts: Sequence[str], triggers: Sequence[str], steps: int = 10,
-              timestep_groups: int = 4, guidance_scale: float = 5.0, batch: int = 16, seed: int = 0,
-              keep_inputs: int = 0) -> Observer:
+def calibrate(
+    pipe: StableDiffusionPipeline,
+    prompts: Sequence[str],
+    triggers: Sequence[str],
+    steps: int = 10,
+    timestep_groups: int = 4,
+    guidance_scale: float = 5.0,
+    batch: int = 16,
+    seed: int = 0,
+    keep_inputs: int = 0,
+) -> Observer:
     """Observe every activation site of ``pipe.unet`` while generating ``prompts``; K/V per protection mode.
 
     ``keep_inputs`` > 0 also keeps that many whole inputs per layer, which AdaRound optimizes against.
@@ -98,7 +160,12 @@ def calibrate(pipe: StableDiffusionPipeline, prompts: Sequence[str], triggers: S
             chunk = list(prompts[start : start + batch])
             every = [""] * len(chunk) + chunk  # classifier-free guidance: unconditional half first
             context.observed_masks = {mode: token_mask(pipe.tokenizer, every, triggers, mode) for mode in MODES}
-            pipe(chunk, num_inference_steps=steps, guidance_scale=guidance_scale, output_type="latent",
-                 generator=torch.Generator().manual_seed(seed + start))
+            pipe(
+                chunk,
+                num_inference_steps=steps,
+                guidance_scale=guidance_scale,
+                output_type="latent",
+                generator=torch.Generator().manual_seed(seed + start),
+            )
     log.info("calibrated %d sites on %d prompts x %d steps", len(context.observer.sites()), len(prompts), steps)
     return context.observer

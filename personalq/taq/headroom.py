@@ -49,8 +49,11 @@ def range_ratios(observer: Observer, config: TAQConfig) -> RangeRatios:
     for site, plain_rows in plain.items():
         part = site.rpartition(":")[2]
         if part in PARTS:
-            by_part[part] += [_span(*mine, config) / _span(*theirs, config)
-                              for mine, theirs in zip(protected[site].tolist(), plain_rows.tolist()) if _span(*theirs, config) > 0]
+            by_part[part] += [
+                _span(*mine, config) / _span(*theirs, config)
+                for mine, theirs in zip(protected[site].tolist(), plain_rows.tolist())
+                if _span(*theirs, config) > 0
+            ]
     if not any(by_part.values()):
         raise KeyError("the calibration observed no cross-attention K, V or probabilities")
     return RangeRatios(by_part)

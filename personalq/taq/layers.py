@@ -31,8 +31,15 @@ from personalq.taq.smoothing import input_channel_dim, per_input_channel
 class PackedWeight(nn.Module):
     """Buffers ``codes`` (uint8, packed), ``scale`` and ``offset`` (float32, one per slice) of one weight."""
 
-    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, shape: torch.Size, spec: QuantSpec,
-                 row_length: int):
+    def __init__(
+        self,
+        codes: torch.Tensor,
+        scale: torch.Tensor,
+        offset: torch.Tensor,
+        shape: torch.Size,
+        spec: QuantSpec,
+        row_length: int,
+    ):
         super().__init__()
         self.register_buffer("codes", codes)
         self.register_buffer("scale", scale)
@@ -45,7 +52,14 @@ class PackedWeight(nn.Module):
     def from_quantized(cls, quantized: QuantizedWeight) -> "PackedWeight":
         signed = quantized.spec.kind == "log"
         stored = pack(to_unsigned(quantized.codes, quantized.spec.bits, signed), quantized.spec.bits)
-        return cls(stored, quantized.scale.float(), quantized.offset.float(), quantized.shape, quantized.spec, quantized.codes.shape[1])
+        return cls(
+            stored,
+            quantized.scale.float(),
+            quantized.offset.float(),
+            quantized.shape,
+            quantized.spec,
+            quantized.codes.shape[1],
+        )
 
     def dequantize(self) -> torch.Tensor:
         stored = unpack(self.codes, self.spec.bits, self.row_length)
@@ -55,14 +69,21 @@ class PackedWeight(nn.Module):
 
 
 class _Quantized:
-    """What the quantized Linear and Conv2d share: the packed weight, the bias, the smoothing factors, the input quantizer."""
+    """What the quantized Linear and Conv2d share: the packed weight, the bias, the smoothing factors, the input
+    quantizer."""
 
     packed: PackedWeight
     input_quantizer: ActivationQuantizer | None
     context: QuantContext | None
 
-    def _init_quantized(self, packed: PackedWeight, bias: torch.Tensor | None, input_quantizer, context,
-                        smoothing: torch.Tensor | None = None) -> None:
+    def _init_quantized(
+        self,
+        packed: PackedWeight,
+        bias: torch.Tensor | None,
+        input_quantizer,
+        context,
+        smoothing: torch.Tensor | None = None,
+    ) -> None:
         self.packed = packed
         self.bias = nn.Parameter(bias.detach().float().clone(), requires_grad=False) if bias is not None else None
         self.input_quantizer = input_quantizer
@@ -83,14 +104,23 @@ class _Quantized:
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
-    def __init__(self, source: nn.Linear, packed: PackedWeight, input_quantizer=None, context=None,
-                 protected_weight: torch.Tensor | None = None, smoothing: torch.Tensor | None = None):
+    def __init__(
+        self,
+        source: nn.Linear,
+        packed: PackedWeight,
+        input_quantizer=None,
+        context=None,
+        protected_weight: torch.Tensor | None = None,
+        smoothing: torch.Tensor | None = None,
+    ):
         nn.Module.__init__(self)
         self.in_features, self.out_features = source.in_features, source.out_features
         self._init_quantized(packed, source.bias, input_quantizer, context, smoothing)
         if protected_weight is not None and context is None:
             raise ValueError("a protected weight needs the QuantContext that says which rows it computes")
-        self.register_buffer("protected_weight", None if protected_weight is None else protected_weight.detach().clone())
+        self.register_buffer(
+            "protected_weight", None if protected_weight is None else protected_weight.detach().clone()
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
@@ -105,15 +135,39 @@ class QuantizedLinear(_Quantized, nn.Linear):
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):
-    def __init__(self, source: nn.Conv2d, packed: PackedWeight, input_quantizer=None, context=None,
-                 smoothing: torch.Tensor | None = None):
+    def __init__(
+        self,
+        source: nn.Conv2d,
+        packed: PackedWeight,
+        input_quantizer=None,
+        context=None,
+        smoothing: torch.Tensor | None = None,
+    ):
         nn.Module.__init__(self)
-        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups",
-                     "padding_mode", "transposed", "output_padding"):
+        for name in (
+            "in_channels",
+            "out_channels",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "groups",
+            "padding_mode",
+            "transposed",
+            "output_padding",
+        ):
             setattr(self, name, getattr(source, name))
         if self.padding_mode != "zeros":
             raise ValueError(f"padding mode {self.padding_mode!r} is not supported by quantized convolutions")
         self._init_quantized(packed, source.bias, input_quantizer, context, smoothing)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.conv2d(self._quantize_input(x), self.packed.dequantize(), self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.conv2d(
+            self._quantize_input(x),
+            self.packed.dequantize(),
+            self.bias,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+        )

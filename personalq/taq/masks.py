@@ -26,7 +26,9 @@ def trigger_char_spans(prompt: str, triggers: Sequence[str]) -> list[tuple[int, 
     return sorted(spans)
 
 
-def token_mask(tokenizer, prompts: Sequence[str], triggers: Sequence[str], mode: Mode, max_length: int | None = None) -> torch.Tensor:
+def token_mask(
+    tokenizer, prompts: Sequence[str], triggers: Sequence[str], mode: Mode, max_length: int | None = None
+) -> torch.Tensor:
     """(len(prompts), max_length) bool: True where a token's K/V row and attention column stay full precision."""
     if mode not in MODES:
         raise ValueError(f"unknown protection mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -36,7 +38,9 @@ def token_mask(tokenizer, prompts: Sequence[str], triggers: Sequence[str], mode:
         mask[:, 0] = True
     if mode != "taq":
         return mask
-    encoded = tokenizer(list(prompts), padding="max_length", max_length=length, truncation=True, return_offsets_mapping=True)
+    encoded = tokenizer(
+        list(prompts), padding="max_length", max_length=length, truncation=True, return_offsets_mapping=True
+    )
     for row, (prompt, offsets) in enumerate(zip(prompts, encoded["offset_mapping"])):
         for start, end in trigger_char_spans(prompt, triggers):
             for position, (token_start, token_end) in enumerate(offsets):

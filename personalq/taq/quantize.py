@@ -30,7 +30,13 @@ from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.packing import packed_length
 from personalq.taq.quantizers import QuantSpec, quantize_weight
-from personalq.taq.smoothing import can_smooth, fold_into_weight, input_channel_dim, per_input_channel, smoothing_factors
+from personalq.taq.smoothing import (
+    can_smooth,
+    fold_into_weight,
+    input_channel_dim,
+    per_input_channel,
+    smoothing_factors,
+)
 
 RANGE_PREFIX = "taq.range."
 FIRST_AND_LAST = ("conv_in", "conv_out")  # the layers that read the noisy latent and write the noise prediction
@@ -60,7 +66,10 @@ class TAQConfig(BaseModel):
         rounding = "-adaround" if self.rounding == "adaround" else ""
         smoothing = f"-sq{self.smoothing:g}" if self.smooths else ""
         ends = "-ends8" if self.keeps_ends_8bit else ""
-        return f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}{smoothing}{ends}{'-fpkv' if self.keeps_float_kv else ''}"
+        return (
+            f"w{self.wbits}a{self.abits}-{self.mode}-{self.quantizer}{rounding}{smoothing}{ends}"
+            f"{'-fpkv' if self.keeps_float_kv else ''}"
+        )
 
     @property
     def keeps_ends_8bit(self) -> bool:
@@ -137,7 +146,9 @@ def is_smoothed(config: TAQConfig, site: str, module: nn.Module) -> bool:
     return config.smooths and not takes_text(site) and can_smooth(module)
 
 
-def layer_smoothing(observer: Observer, config: TAQConfig, layers: list[tuple[str, nn.Module]]) -> dict[str, torch.Tensor]:
+def layer_smoothing(
+    observer: Observer, config: TAQConfig, layers: list[tuple[str, nn.Module]]
+) -> dict[str, torch.Tensor]:
     """The smoothing factors of every layer ``config`` smooths, from the calibration's per-channel extremes."""
     factors = {}
     for site, module in layers:
@@ -145,7 +156,9 @@ def layer_smoothing(observer: Observer, config: TAQConfig, layers: list[tuple[st
             continue
         peaks = observer.channel_absmax(site)
         if peaks is None:
-            raise KeyError(f"calibration has no per-channel range for {site}: calibrate the same UNet that is quantized")
+            raise KeyError(
+                f"calibration has no per-channel range for {site}: calibrate the same UNet that is quantized"
+            )
         factors[site] = smoothing_factors(peaks, module.weight, config.smoothing)
     return factors
 
@@ -155,8 +168,12 @@ def is_cross_attention_site(site: str) -> bool:
     return ":" in site
 
 
-def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_only: bool = False,
-                      smoothing: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+def activation_ranges(
+    observer: Observer,
+    config: TAQConfig,
+    cross_attention_only: bool = False,
+    smoothing: dict[str, torch.Tensor] | None = None,
+) -> dict[str, torch.Tensor]:
     """Frozen ranges for every site this configuration quantizes (K/V and probabilities: over the rows or
     columns its mode quantizes; K/V depend only on the prompt, so one range serves every timestep; a smoothed
     layer's input: after its division by ``smoothing[site]``)."""
@@ -169,9 +186,13 @@ def activation_ranges(observer: Observer, config: TAQConfig, cross_attention_onl
         if "@" in site:
             base, mode = site.split("@")
             if mode == config.mode:
-                ranges[base] = observer.ranges(site, 1 if base.endswith((":k", ":v")) else config.timestep_groups, spec)
+                ranges[base] = observer.ranges(
+                    site, 1 if base.endswith((":k", ":v")) else config.timestep_groups, spec
+                )
         else:
-            ranges[site] = observer.ranges(site, config.timestep_groups, config.activation_spec_at(site), smoothing.get(site))
+            ranges[site] = observer.ranges(
+                site, config.timestep_groups, config.activation_spec_at(site), smoothing.get(site)
+            )
     return ranges
 
 
@@ -183,13 +204,18 @@ def _quantizer(ranges: dict[str, torch.Tensor], site: str, spec: QuantSpec | Non
     return ActivationQuantizer(spec, ranges[site])
 
 
-def _finish(unet: UNet2DConditionModel, config: TAQConfig, context: QuantContext, ranges: dict[str, torch.Tensor]) -> QuantizedUNet:
+def _finish(
+    unet: UNet2DConditionModel, config: TAQConfig, context: QuantContext, ranges: dict[str, torch.Tensor]
+) -> QuantizedUNet:
     """Install the cross-attention processors and the timestep hook on a UNet whose layers are quantized."""
     spec = config.activation_spec
     if spec is not None:  # weight-only variants keep diffusers' fused attention
         processors = {}
         for name in cross_attention_names(unet):
-            parts = {field_name: _quantizer(ranges, f"{name}:{short}", spec) for short, field_name in ATTENTION_PARTS.items()}
+            parts = {
+                field_name: _quantizer(ranges, f"{name}:{short}", spec)
+                for short, field_name in ATTENTION_PARTS.items()
+            }
             processors[name] = TriggerAwareAttnProcessor(name, context, AttentionQuantizers(**parts))
         install(unet, processors)
     attach_timestep_hook(unet, context)
@@ -202,8 +228,14 @@ def _replace(root: nn.Module, site: str, module: nn.Module) -> None:
     setattr(root.get_submodule(parent) if parent else root, child, module)
 
 
-def _quantized_layer(source: nn.Module, packed: PackedWeight, input_quantizer, context,
-                     protected_weight: torch.Tensor | None = None, smoothing: torch.Tensor | None = None) -> nn.Module:
+def _quantized_layer(
+    source: nn.Module,
+    packed: PackedWeight,
+    input_quantizer,
+    context,
+    protected_weight: torch.Tensor | None = None,
+    smoothing: torch.Tensor | None = None,
+) -> nn.Module:
     if isinstance(source, nn.Conv2d):
         return QuantizedConv2d(source, packed, input_quantizer, context, smoothing)
     return QuantizedLinear(source, packed, input_quantizer, context, protected_weight, smoothing)
@@ -263,8 +295,12 @@ def keep_activation_quantization(quantized: QuantizedUNet, keep: Callable[[str],
             module.input_quantizer = None
     for processor in quantized.unet.attn_processors.values():
         if isinstance(processor, TriggerAwareAttnProcessor):
-            parts = {field_name: None if not keep(f"{processor.site}:{short}") else getattr(processor.quantizers, field_name)
-                     for short, field_name in ATTENTION_PARTS.items()}
+            parts = {
+                field_name: None
+                if not keep(f"{processor.site}:{short}")
+                else getattr(processor.quantizers, field_name)
+                for short, field_name in ATTENTION_PARTS.items()
+            }
             processor.quantizers = AttentionQuantizers(**parts)
     return quantized
 
@@ -274,8 +310,12 @@ def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {name: tensor.contiguous() for name, tensor in quantized.unet.state_dict().items()}
     tensors |= {RANGE_PREFIX + site: r for site, r in quantized.ranges.items()}
-    metadata = {"taq_config": quantized.config.model_dump_json(), "unet_config": json.dumps(
-        {key: value for key, value in quantized.unet.config.items() if not key.startswith("_")})}
+    metadata = {
+        "taq_config": quantized.config.model_dump_json(),
+        "unet_config": json.dumps(
+            {key: value for key, value in quantized.unet.config.items() if not key.startswith("_")}
+        ),
+    }
     temporary = path.with_suffix(".partial")
     save_file(tensors, str(temporary), metadata=metadata)
     temporary.replace(path)  # a crash mid-write never leaves a truncated variant where serving would find it
@@ -296,7 +336,7 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
         unet_config = json.loads(metadata["unet_config"])
     except (OSError, KeyError, ValueError, SafetensorError) as error:
         raise QuantizedFileError(f"{path} is not a readable quantized UNet: {error}") from error
-    ranges = {key[len(RANGE_PREFIX):]: tensors.pop(key) for key in list(tensors) if key.startswith(RANGE_PREFIX)}
+    ranges = {key[len(RANGE_PREFIX) :]: tensors.pop(key) for key in list(tensors) if key.startswith(RANGE_PREFIX)}
     with torch.device("meta"):
         unet = UNet2DConditionModel.from_config(unet_config)
     context = QuantContext(timestep_groups=config.timestep_groups)
@@ -321,5 +361,7 @@ def load_quantized(path: Path, device: str = "cpu") -> QuantizedUNet:
     missing, unexpected = unet.load_state_dict(tensors, strict=False, assign=True)
     left_on_meta = [name for name, t in list(unet.named_parameters()) + list(unet.named_buffers()) if t.is_meta]
     if unexpected or left_on_meta:
-        raise QuantizedFileError(f"{path} does not match its UNet config (unexpected {unexpected[:3]}, missing {left_on_meta[:3]})")
+        raise QuantizedFileError(
+            f"{path} does not match its UNet config (unexpected {unexpected[:3]}, missing {left_on_meta[:3]})"
+        )
     return _finish(unet.to(device), config, context, ranges)

@@ -68,7 +68,9 @@ class QuantSpec:
 # --- elementwise round trips (the arithmetic both weights and activations share) -----------------------------
 
 
-def linear_codes(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, spec: QuantSpec) -> tuple[torch.Tensor, torch.Tensor]:
+def linear_codes(
+    x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, spec: QuantSpec
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Codes in ``[0, levels-1]`` and the scale for range ``[lo, hi]`` (broadcast against ``x``)."""
     scale = ((hi - lo) / (spec.levels - 1)).clamp_min(1e-12)
     codes = torch.clamp(torch.round((x - lo) / scale), 0, spec.levels - 1)
@@ -84,7 +86,9 @@ def log_codes(x: torch.Tensor, peak: torch.Tensor, spec: QuantSpec) -> torch.Ten
     """Signed codes: ``0`` is zero, ``±(e+1)`` is ``±peak * base**-e``."""
     peak = peak.clamp_min(1e-12)
     magnitude = x.abs() / peak
-    exponent = torch.round(-torch.log(magnitude.clamp_min(1e-30)) / torch.log(torch.tensor(spec.log_base))).clamp_min(0)
+    exponent = torch.round(-torch.log(magnitude.clamp_min(1e-30)) / torch.log(torch.tensor(spec.log_base))).clamp_min(
+        0
+    )
     # values below half the smallest level's magnitude round to zero
     vanishing = exponent > spec.log_exponents - 1
     code = torch.where(vanishing, torch.zeros_like(exponent), exponent + 1)
@@ -188,5 +192,11 @@ class AffineGrid:
             # docs/architecture.md, TAQ); clamping first keeps the codes inside the 2**bits grid when bits < 8
             clamped = x if self.levels == 256 else x.clamp(low, high)
             return torch.quantize_per_tensor(clamped, self.scale, self.zero_point, torch.quint8).dequantize()
-        return x.div(self.scale).round_().add_(self.zero_point).clamp_(0, self.levels - 1).sub_(self.zero_point).mul_(self.scale)
-
+        return (
+            x.div(self.scale)
+            .round_()
+            .add_(self.zero_point)
+            .clamp_(0, self.levels - 1)
+            .sub_(self.zero_point)
+            .mul_(self.scale)
+        )

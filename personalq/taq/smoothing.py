@@ -52,6 +52,6 @@ def per_input_channel(factors: torch.Tensor, dims: int, channel_dim: int) -> tor
 
 
 def fold_into_weight(weight: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-    """The weight whose column ``c`` is scaled by ``s_c``: fed ``x / s``, it computes what ``weight`` computes from ``x``."""
+    """The weight whose column ``c`` is scaled by ``s_c``: fed ``x / s``, it computes what ``weight`` computes from
+    ``x``."""
     return weight.detach().float() * per_input_channel(factors, weight.dim(), 1)
-

@@ -10,12 +10,12 @@ from personalq.access import WriteAccess, is_loopback, secret_value
 from personalq.checkin.backends import make_checkin
 from personalq.config import Settings
 from personalq.conversation import Conversation
-from personalq.retention import prune_periodically
-from personalq.runtime import Runtime
-from personalq.serving.engine import Engine
 from personalq.rating.pairs import PairMaker
 from personalq.rating.service import RatingService
 from personalq.rating.votes import VoteStore
+from personalq.retention import prune_periodically
+from personalq.runtime import Runtime
+from personalq.serving.engine import Engine
 from personalq.ui.chat_tab import build_chat_tab
 from personalq.ui.rater_tab import build_rater_tab
 from personalq.ui.repository_tab import build_repository_tab
@@ -44,15 +44,26 @@ def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = Fal
     access = write_access(settings, public)
     checkin = make_checkin(settings, runtime.repository)
     conversation = Conversation(checkin, runtime.repository)
-    rating = RatingService(settings, PairMaker(runtime.repository, make_checkin(settings, runtime.repository), engine,
-                                               settings.rating_dir / "images"), VoteStore(runtime.repository))
+    rating = RatingService(
+        settings,
+        PairMaker(
+            runtime.repository, make_checkin(settings, runtime.repository), engine, settings.rating_dir / "images"
+        ),
+        VoteStore(runtime.repository),
+    )
     with gr.Blocks(title="PersonalQ") as app:
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
         admin = gr.State(False)  # this session signed in with the admin token
         with gr.Tab("Chat", id="chat"):
-            memory_readout, readout_inputs, memory = build_chat_tab(conversation, engine, settings.outputs_dir,
-                                                                    settings.previews_dir, backend_label(runtime),
-                                                                    access, admin)
+            memory_readout, readout_inputs, memory = build_chat_tab(
+                conversation,
+                engine,
+                settings.outputs_dir,
+                settings.previews_dir,
+                backend_label(runtime),
+                access,
+                admin,
+            )
         with gr.Tab("Repository", id="repository"):
             browse, inputs, outputs = build_repository_tab(runtime.repository, settings, access, admin)
         with gr.Tab("Rate", id="rate"):
@@ -71,8 +82,9 @@ def served_paths(settings: Settings) -> tuple[list[str], list[str]]:
     return [str(p.resolve()) for p in allowed], [str(p.resolve()) for p in blocked]
 
 
-def launch(runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, engine: Engine | None = None,
-           **options) -> gr.Blocks:
+def launch(
+    runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, engine: Engine | None = None, **options
+) -> gr.Blocks:
     """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests,
     the serving bench): the write policy for ``host``, Gradio sign-in, the queue's concurrency and bound, the
     upload limit, the folders it serves. ``engine``: one the caller already warmed (the bench's)."""
@@ -82,6 +94,13 @@ def launch(runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, engine: 
     auth = [(user, secret_value(password)) for user, password in settings.auth.items()] or None
     prune_periodically(settings, runtime.repository)
     app.queue(default_concurrency_limit=CONCURRENCY, max_size=settings.queue_size)
-    app.launch(server_name=host, server_port=port, auth=auth, allowed_paths=allowed, blocked_paths=blocked,
-               max_file_size=f"{settings.max_upload_mb}mb", **options)
+    app.launch(
+        server_name=host,
+        server_port=port,
+        auth=auth,
+        allowed_paths=allowed,
+        blocked_paths=blocked,
+        max_file_size=f"{settings.max_upload_mb}mb",
+        **options,
+    )
     return app

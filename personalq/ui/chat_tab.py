@@ -47,9 +47,17 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
     return " · ".join(parts)
 
 
-def build_chat_tab(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, backend: str,
-                   access: WriteAccess, admin: gr.State):
-    """The tab's components and events; returns the memory readout with its inputs and output, for the app's load event."""
+def build_chat_tab(
+    conversation: Conversation,
+    engine: Engine,
+    outputs_dir: Path,
+    previews_dir: Path,
+    backend: str,
+    access: WriteAccess,
+    admin: gr.State,
+):
+    """The tab's components and events; returns the memory readout with its inputs and output, for the app's load
+    event."""
     callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access)
     tab = _layout(engine, access, backend)
     _wire(tab, callbacks, admin)
@@ -64,7 +72,9 @@ class _Callbacks:
     set_budget: Callable
 
 
-def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, access: WriteAccess) -> _Callbacks:
+def _callbacks(
+    conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, access: WriteAccess
+) -> _Callbacks:
     """The tab's event handlers. Their names and parameters are what Gradio shows and calls (``respond`` is the
     public ``/chat`` endpoint): keep them as they are."""
 
@@ -78,9 +88,21 @@ def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, pr
         what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
         return f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
 
-    def respond(message: str, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
-                seed: float, steps: float, guidance: float, size: str, float_kv: bool = False, is_admin: bool = False,
-                request: gr.Request = None):
+    def respond(
+        message: str,
+        history: list,
+        state: ChatState,
+        precision: str,
+        trigger_aware: bool,
+        budget_mb: float,
+        seed: float,
+        steps: float,
+        guidance: float,
+        size: str,
+        float_kv: bool = False,
+        is_admin: bool = False,
+        request: gr.Request = None,
+    ):
         message = (message or "").strip()
         if not message:
             yield history, state, gr.skip(), gr.skip(), ""
@@ -99,9 +121,16 @@ def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, pr
         params = _generation_params(seed, steps, guidance, size)
         started = time.perf_counter()
         try:
-            for frame in engine.generate(turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv):
+            for frame in engine.generate(
+                turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv
+            ):
                 if frame.final:
-                    history.append({"role": "assistant", "content": {"path": _save(frame.image, outputs_dir, state), "alt_text": turn.prompt}})
+                    history.append(
+                        {
+                            "role": "assistant",
+                            "content": {"path": _save(frame.image, outputs_dir, state), "alt_text": turn.prompt},
+                        }
+                    )
                 progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
                 yield history, state, frame.image, _stats(turn, time.perf_counter() - started, engine, progress), ""
         except (BudgetError, CheckpointLoadError) as error:
@@ -110,12 +139,40 @@ def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, pr
 
     respond = on_gpu(respond, engine.settings.zero_gpu)
 
-    def choose(evt: gr.SelectData, history: list, state: ChatState, precision: str, trigger_aware: bool, budget_mb: float,
-               seed: float, steps: float, guidance: float, size: str, float_kv: bool, is_admin: bool, request: gr.Request):
-        yield from respond(str(evt.value), history, state, precision, trigger_aware, budget_mb, seed, steps, guidance, size,
-                           float_kv, is_admin, request)
+    def choose(
+        evt: gr.SelectData,
+        history: list,
+        state: ChatState,
+        precision: str,
+        trigger_aware: bool,
+        budget_mb: float,
+        seed: float,
+        steps: float,
+        guidance: float,
+        size: str,
+        float_kv: bool,
+        is_admin: bool,
+        request: gr.Request,
+    ):
+        yield from respond(
+            str(evt.value),
+            history,
+            state,
+            precision,
+            trigger_aware,
+            budget_mb,
+            seed,
+            steps,
+            guidance,
+            size,
+            float_kv,
+            is_admin,
+            request,
+        )
 
-    def set_budget(mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request):
+    def set_budget(
+        mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request
+    ):
         if may_write(is_admin, request):
             engine.set_budget_mb(int(mb))
         return memory_readout(precision, trigger_aware, float_kv)
@@ -123,7 +180,9 @@ def _callbacks(conversation: Conversation, engine: Engine, outputs_dir: Path, pr
     return _Callbacks(respond, choose, memory_readout, set_budget)
 
 
-def _check_in(conversation: Conversation, message: str, state: ChatState, previews_dir: Path) -> tuple[list[dict], Turn | None]:
+def _check_in(
+    conversation: Conversation, message: str, state: ChatState, previews_dir: Path
+) -> tuple[list[dict], Turn | None]:
     """Check-in's reply to ``message`` as chat messages (with the chosen checkpoint's preview), and the turn; a
     request it cannot take is one message saying why, and no turn."""
     try:
@@ -135,7 +194,9 @@ def _check_in(conversation: Conversation, message: str, state: ChatState, previe
     replies = [_assistant(turn.text, turn.options)]
     preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None
     if preview:
-        replies.append({"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}})
+        replies.append(
+            {"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}}
+        )
     return replies, turn
 
 
@@ -172,19 +233,42 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
     with gr.Row():
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(elem_id="chat", height=460, label="Conversation")
-            message = gr.Textbox(placeholder="e.g. my latest anime sketch of the dog on a beach", show_label=False, elem_id="chat-input",
-                                 submit_btn=True)
+            message = gr.Textbox(
+                placeholder="e.g. my latest anime sketch of the dog on a beach",
+                show_label=False,
+                elem_id="chat-input",
+                submit_btn=True,
+            )
             stats = gr.Markdown(elem_id="turn-stats")
         with gr.Column(scale=2):
-            image = gr.Image(label="Image (streams while it denoises)", elem_id="live-image", type="pil", height=300, interactive=False)
+            image = gr.Image(
+                label="Image (streams while it denoises)",
+                elem_id="live-image",
+                type="pil",
+                height=300,
+                interactive=False,
+            )
             stop = gr.Button("Stop", elem_id="stop", variant="stop")
             precision = gr.Radio(list(PRECISIONS), value="FP32", label="Precision", elem_id="precision")
-            trigger_aware = gr.Checkbox(True, label="Trigger-aware (keep the trigger's cross-attention in full precision)",
-                                        elem_id="trigger-aware")
-            float_kv = gr.Checkbox(False, label="Float K/V weights for the trigger rows too (exact pathway; costs a float copy "
-                                   "of the cross-attention K/V weights)", elem_id="float-kv")
-            budget = gr.Slider(64, 8192, value=engine.settings.memory_budget_mb, step=64, elem_id="budget",
-                               label="Memory budget (MB)" + ("" if access.open else ", for the whole app: admins only"))
+            trigger_aware = gr.Checkbox(
+                True,
+                label="Trigger-aware (keep the trigger's cross-attention in full precision)",
+                elem_id="trigger-aware",
+            )
+            float_kv = gr.Checkbox(
+                False,
+                label="Float K/V weights for the trigger rows too (exact pathway; costs a float copy "
+                "of the cross-attention K/V weights)",
+                elem_id="float-kv",
+            )
+            budget = gr.Slider(
+                64,
+                8192,
+                value=engine.settings.memory_budget_mb,
+                step=64,
+                elem_id="budget",
+                label="Memory budget (MB)" + ("" if access.open else ", for the whole app: admins only"),
+            )
             memory = gr.Markdown(elem_id="memory")
             gr.Markdown(f"Check-in engine: **{backend}**", elem_id="llm-status")
             with gr.Accordion("Generation", open=False):
@@ -192,19 +276,43 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
                 steps = gr.Slider(1, 50, value=20, step=1, label="Steps")
                 guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance")
                 size = gr.Dropdown(list(SIZES), value="64 x 64", label="Size")
-    controls = [precision, trigger_aware, budget, seed, steps, guidance, size, float_kv]  # new controls go last: API order
-    return _Tab(state, chatbot, message, stats, image, stop, budget, memory, controls, [precision, trigger_aware, float_kv])
+    controls = [
+        precision,
+        trigger_aware,
+        budget,
+        seed,
+        steps,
+        guidance,
+        size,
+        float_kv,
+    ]  # new controls go last: API order
+    return _Tab(
+        state, chatbot, message, stats, image, stop, budget, memory, controls, [precision, trigger_aware, float_kv]
+    )
 
 
 def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
     """Sending and option buttons reply (one generation at a time), Stop cancels them; the memory readout follows
     the precision controls, and releasing the budget slider sets the budget."""
     outputs = [tab.chatbot, tab.state, tab.image, tab.stats, tab.message]
-    submitted = tab.message.submit(callbacks.respond, [tab.message, tab.chatbot, tab.state, *tab.controls, admin], outputs,
-                                   concurrency_id="generation", concurrency_limit=1, api_name="chat")
-    chosen = tab.chatbot.option_select(callbacks.choose, [tab.chatbot, tab.state, *tab.controls, admin], outputs,
-                                       concurrency_id="generation", api_visibility="private")
+    submitted = tab.message.submit(
+        callbacks.respond,
+        [tab.message, tab.chatbot, tab.state, *tab.controls, admin],
+        outputs,
+        concurrency_id="generation",
+        concurrency_limit=1,
+        api_name="chat",
+    )
+    chosen = tab.chatbot.option_select(
+        callbacks.choose,
+        [tab.chatbot, tab.state, *tab.controls, admin],
+        outputs,
+        concurrency_id="generation",
+        api_visibility="private",
+    )
     tab.stop.click(None, cancels=[submitted, chosen])
     for control in tab.readout_inputs:
         control.change(callbacks.memory_readout, tab.readout_inputs, tab.memory)
-    tab.budget.release(callbacks.set_budget, [tab.budget, *tab.readout_inputs, admin], tab.memory, api_visibility="private")
+    tab.budget.release(
+        callbacks.set_budget, [tab.budget, *tab.readout_inputs, admin], tab.memory, api_visibility="private"
+    )

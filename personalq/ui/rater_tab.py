@@ -17,8 +17,12 @@ from personalq.rating.votes import AlreadyVoted
 from personalq.repository.errors import RepositoryUnavailable
 from personalq.ui.visitor import client_of
 
-VOTES = {"vote-left": ("Left is better", "left"), "vote-right": ("Right is better", "right"), "vote-tie": ("Tie", "tie"),
-         "vote-both-bad": ("Both bad", "both_bad")}
+VOTES = {
+    "vote-left": ("Left is better", "left"),
+    "vote-right": ("Right is better", "right"),
+    "vote-tie": ("Tie", "tie"),
+    "vote-both-bad": ("Both bad", "both_bad"),
+}
 
 
 def _buttons(enabled: bool) -> list:
@@ -31,17 +35,49 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
         pair = service.next_pair(rater)
         done, total = service.progress(rater)
         if pair is None:
-            return (None, f"Signed in as **{rater.name}** · all {total} pairs rated, thank you.", "", None, None, "", "", *_buttons(False))
-        missing = [f"{name}: no checkpoint found for this request" for name, side in (("Left", pair.left), ("Right", pair.right))
-                   if side.image_path is None]
-        return (pair.ticket, f"Signed in as **{rater.name}** · pair {done + 1} of {total}", f"**Request:** {pair.item.request}",
-                pair.left.image_path, pair.right.image_path, " · ".join(missing), "", *_buttons(True))
+            return (
+                None,
+                f"Signed in as **{rater.name}** · all {total} pairs rated, thank you.",
+                "",
+                None,
+                None,
+                "",
+                "",
+                *_buttons(False),
+            )
+        missing = [
+            f"{name}: no checkpoint found for this request"
+            for name, side in (("Left", pair.left), ("Right", pair.right))
+            if side.image_path is None
+        ]
+        return (
+            pair.ticket,
+            f"Signed in as **{rater.name}** · pair {done + 1} of {total}",
+            f"**Request:** {pair.item.request}",
+            pair.left.image_path,
+            pair.right.image_path,
+            " · ".join(missing),
+            "",
+            *_buttons(True),
+        )
 
     def sign_in(token: str, request: gr.Request):
         try:
             rater = service.sign_in(token, client_of(request))
         except (SignInError, TooManyAttempts) as error:
-            return (None, None, f"Sign-in failed: {error}", "", None, None, "", "", *_buttons(False), gr.update(visible=False), "")
+            return (
+                None,
+                None,
+                f"Sign-in failed: {error}",
+                "",
+                None,
+                None,
+                "",
+                "",
+                *_buttons(False),
+                gr.update(visible=False),
+                "",
+            )
         results = service.results(rater) if rater.admin else ""
         return (rater, *show(rater), gr.update(visible=rater.admin), results)
 
@@ -52,8 +88,11 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             pair = service.vote(rater, ticket, choice)
         except (AlreadyVoted, PairClosed, RepositoryUnavailable) as error:
             return (str(error), *_buttons(False))
-        return (f"Left was **{pair.left.label}** · right was **{pair.right.label}** · you chose {choice.replace('_', ' ')}.",
-                *_buttons(False))
+        return (
+            f"Left was **{pair.left.label}** · right was **{pair.right.label}** · "
+            f"you chose {choice.replace('_', ' ')}.",
+            *_buttons(False),
+        )
 
     rater_state, ticket_state = gr.State(None), gr.State(None)
     with gr.Column(elem_id="rater-panel"):
@@ -80,8 +119,16 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
     # named endpoints: a rater (or the load benchmark) can work through the API; the session keeps who signed in
     sign_in_button.click(sign_in, token, [rater_state, *shown, admin, results], api_name="rater_sign_in")
     for button, (_, choice) in zip(buttons, VOTES.values()):
-        button.click(lambda r, t, choice=choice: vote(choice, r, t), [rater_state, ticket_state], [reveal, *buttons],
-                     api_name=f"rater_vote_{choice}")
-    next_button.click(lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", "", *_buttons(False)), rater_state, shown,
-                      api_name="rater_next")
+        button.click(
+            lambda r, t, choice=choice: vote(choice, r, t),
+            [rater_state, ticket_state],
+            [reveal, *buttons],
+            api_name=f"rater_vote_{choice}",
+        )
+    next_button.click(
+        lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", "", *_buttons(False)),
+        rater_state,
+        shown,
+        api_name="rater_next",
+    )
     export.click(lambda r: str(service.export_csv(r, export_dir)) if r and r.admin else None, rater_state, csv_file)

@@ -9,8 +9,8 @@ import gradio as gr
 
 from personalq.access import TooManyAttempts, WriteAccess, WriteRefused
 from personalq.config import Settings
-from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository, StoredCheckpoint
 from personalq.repository.errors import RepositoryUnavailable
+from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository, StoredCheckpoint
 from personalq.ui.media import published_preview, store_uploads
 from personalq.ui.visitor import client_of, username_of
 
@@ -19,7 +19,16 @@ COLUMNS = ["id", "name", "family", "version", "kind", "styles", "created", "trig
 
 def _rows(checkpoints: list[StoredCheckpoint]) -> list[list[str]]:
     return [
-        [c.id, c.name, c.family or "", c.version or "", c.kind, ", ".join(c.styles), f"{c.created_at:%Y-%m-%d}", c.canonical_trigger or ""]
+        [
+            c.id,
+            c.name,
+            c.family or "",
+            c.version or "",
+            c.kind,
+            ", ".join(c.styles),
+            f"{c.created_at:%Y-%m-%d}",
+            c.canonical_trigger or "",
+        ]
         for c in checkpoints
     ]
 
@@ -31,6 +40,7 @@ def _gallery(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[tu
 
 def build_admin_sign_in(access: WriteAccess, admin: gr.State) -> None:
     """The token box that lets this browser session write; hidden when writes need no sign-in."""
+
     def sign_in(token: str, request: gr.Request):  # -> (may this session write, what to say)
         try:
             ok = access.sign_in(token or "", client_of(request))
@@ -68,7 +78,9 @@ def build_repository_tab(repository: Repository, settings: Settings, access: Wri
         if not paths:
             return "Give a folder path or upload files to import."
         report = repository.import_paths(paths)
-        lines = [f"{o.status}: {Path(o.path).name} {o.checkpoint_id or ''} {o.message}".strip() for o in report.outcomes]
+        lines = [
+            f"{o.status}: {Path(o.path).name} {o.checkpoint_id or ''} {o.message}".strip() for o in report.outcomes
+        ]
         return "\n".join([report.summary(), *lines])
 
     def remove(checkpoint_id: str) -> str:
@@ -83,7 +95,9 @@ def build_repository_tab(repository: Repository, settings: Settings, access: Wri
     with gr.Row():
         text = gr.Textbox(label="Search", placeholder="name, subject, tag...", scale=3)
         style = gr.Textbox(label="Style", placeholder="anime, sketch...", scale=1)
-        kind = gr.Dropdown(["", "lora", "dreambooth", "textual_inversion", "checkpoint"], value="", label="Kind", scale=1)
+        kind = gr.Dropdown(
+            ["", "lora", "dreambooth", "textual_inversion", "checkpoint"], value="", label="Kind", scale=1
+        )
     count = gr.Markdown()
     table = gr.Dataframe(headers=COLUMNS, interactive=False, wrap=True, elem_id="repo-table")
     gallery = gr.Gallery(label="Previews", columns=8, height=260, elem_id="repo-gallery")
@@ -91,8 +105,9 @@ def build_repository_tab(repository: Repository, settings: Settings, access: Wri
     with gr.Accordion("Import or remove", open=False):
         with gr.Row():
             folder = gr.Textbox(label="Folder or file path on the server", elem_id="import-path", scale=3)
-            uploads = gr.File(label="Or upload card / model files (they land together in one folder)",
-                              file_count="multiple", scale=2)
+            uploads = gr.File(
+                label="Or upload card / model files (they land together in one folder)", file_count="multiple", scale=2
+            )
         import_button = gr.Button("Import", elem_id="import-button")
         with gr.Row():
             remove_id = gr.Textbox(label="Checkpoint id to remove", scale=3)

@@ -66,7 +66,9 @@ def train_vae(work: Path, data: RenderedSet, cfg: BaseBuildConfig, device: str =
     run = Run("vae", vae, vae.parameters(), RunConfig(cfg.vae_steps, lr=1e-3, warmup=50), work / "vae.state.pt")
     vae = run.train(loss).eval()
     with torch.no_grad():
-        latents = torch.cat([vae.encode(pixels[i : i + 256]).latent_dist.mean for i in range(0, min(2048, len(pixels)), 256)])
+        latents = torch.cat(
+            [vae.encode(pixels[i : i + 256]).latent_dist.mean for i in range(0, min(2048, len(pixels)), 256)]
+        )
     vae.register_to_config(scaling_factor=float(1.0 / latents.std()))
     vae.save_pretrained(out)
     return vae
@@ -84,7 +86,9 @@ def finetune_decoder(work: Path, vae: AutoencoderKL, cfg: BaseBuildConfig, devic
     if (out / "config.json").exists():
         return AutoencoderKL.from_pretrained(out).to(device)
     rng = np.random.default_rng(cfg.seed + 2)
-    subjects = [random_subject(rng, tint=TINT_NAMES[int(rng.integers(len(TINT_NAMES)))]) for _ in range(cfg.decoder_images)]
+    subjects = [
+        random_subject(rng, tint=TINT_NAMES[int(rng.integers(len(TINT_NAMES)))]) for _ in range(cfg.decoder_images)
+    ]
     pixels = to_pixels(render_set(subjects, cfg.seed + 3, desc="render tinted set").images).to(device)
     vae = copy.deepcopy(vae).to(device).train()
     vae.encoder.requires_grad_(False)
@@ -97,7 +101,13 @@ def finetune_decoder(work: Path, vae: AutoencoderKL, cfg: BaseBuildConfig, devic
             latents = vae.encode(images).latent_dist.sample(gen)
         return reconstruction_loss(vae.decode(latents).sample, images)
 
-    run = Run("vae decoder", vae, vae.parameters(), RunConfig(cfg.decoder_steps, lr=cfg.decoder_lr, warmup=100), work / "vae-decoder.state.pt")
+    run = Run(
+        "vae decoder",
+        vae,
+        vae.parameters(),
+        RunConfig(cfg.decoder_steps, lr=cfg.decoder_lr, warmup=100),
+        work / "vae-decoder.state.pt",
+    )
     vae = run.train(loss).eval()
     vae.to("cpu").save_pretrained(out)
     return vae.to(device)
@@ -125,7 +135,11 @@ def encode_captions(work: Path, captions: list[str], device: str = "cpu") -> tor
     path = work / "text.pt"
     if path.exists():
         return torch.load(path, weights_only=True)
-    embeds = models.encode_text(models.load_tokenizer(), models.load_text_encoder().to(device), captions + [""]).half().cpu()
+    embeds = (
+        models.encode_text(models.load_tokenizer(), models.load_text_encoder().to(device), captions + [""])
+        .half()
+        .cpu()
+    )
     torch.save(embeds, path)
     return embeds
 
@@ -139,8 +153,13 @@ def prior_data(work: Path, vae: AutoencoderKL, cfg: BaseBuildConfig, device: str
     encode_captions(work, data.captions, device)
 
 
-def train_unet(work: Path, latents: tuple[torch.Tensor, torch.Tensor], text: torch.Tensor, cfg: BaseBuildConfig,
-               device: str = "cpu") -> UNet2DConditionModel:
+def train_unet(
+    work: Path,
+    latents: tuple[torch.Tensor, torch.Tensor],
+    text: torch.Tensor,
+    cfg: BaseBuildConfig,
+    device: str = "cpu",
+) -> UNet2DConditionModel:
     """Data, model and random draws all live on ``device``: on a GPU the loop never waits on the host."""
     out = work / "unet"
     if (out / "config.json").exists():

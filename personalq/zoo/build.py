@@ -50,11 +50,23 @@ class ZooBuildConfig:
     @classmethod
     def tiny(cls) -> "ZooBuildConfig":
         """A few steps on tiny data: exercises every stage in about a minute (tests)."""
-        return cls(BaseBuildConfig(images=64, vae_steps=3, vae_batch=4, unet_steps=3, unet_batch=4,
-                                   decoder_images=64, decoder_steps=3, decoder_batch=4),
-                   PersonalizeConfig(images=4, steps=2, ti_steps=2, instance_batch=2, prior_batch=2),
-                   evaluator_images=64, evaluator_steps=3, prior_images=64,
-                   only=("biscuit-v1", "biscuit-v3", "oakley-v1"))  # a LoRA, a DreamBooth, a textual inversion
+        return cls(
+            BaseBuildConfig(
+                images=64,
+                vae_steps=3,
+                vae_batch=4,
+                unet_steps=3,
+                unet_batch=4,
+                decoder_images=64,
+                decoder_steps=3,
+                decoder_batch=4,
+            ),
+            PersonalizeConfig(images=4, steps=2, ti_steps=2, instance_batch=2, prior_batch=2),
+            evaluator_images=64,
+            evaluator_steps=3,
+            prior_images=64,
+            only=("biscuit-v1", "biscuit-v3", "oakley-v1"),
+        )  # a LoRA, a DreamBooth, a textual inversion
 
 
 def card_for(concept: Concept, weights: str, preview: str) -> dict:
@@ -68,7 +80,9 @@ def card_for(concept: Concept, weights: str, preview: str) -> dict:
         "triggers": [concept.trigger],
         "subjects": [concept.category],
         "styles": [concept.style],
-        "tags": [concept.tint, concept.codename] if concept.tint != "natural" else [concept.scene or "", concept.codename],
+        "tags": [concept.tint, concept.codename]
+        if concept.tint != "natural"
+        else [concept.scene or "", concept.codename],
         "description": concept.description(),
         "created_at": concept.created_at.isoformat(timespec="minutes"),
         "weights": weights,
@@ -90,8 +104,14 @@ def write_preview(pipe, concept: Concept, weights: Path, path: Path) -> Path:
     """The card's preview: the checkpoint in its preview prompt, at a fixed seed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with applied(pipe, stored_checkpoint(concept, weights)) as p:
-        image = p(preview_prompt(concept), num_inference_steps=PREVIEW_STEPS, guidance_scale=5.0,
-                  generator=torch.Generator().manual_seed(0), height=64, width=64).images[0]
+        image = p(
+            preview_prompt(concept),
+            num_inference_steps=PREVIEW_STEPS,
+            guidance_scale=5.0,
+            generator=torch.Generator().manual_seed(0),
+            height=64,
+            width=64,
+        ).images[0]
     image.save(path)
     return path
 
@@ -102,11 +122,15 @@ def refresh_previews(out: Path, device: str = "cpu") -> list[Path]:
     pipe = load_base(out / "base", device)
     repo = out / "repository"
     built = [c for c in concepts() if (repo / f"{c.id}.yaml").exists()]
-    return [write_preview(pipe, c, repo / "weights" / c.id, repo / "previews" / f"{c.id}.png")
-            for c in tqdm(built, desc="previews", unit=" ckpt")]
+    return [
+        write_preview(pipe, c, repo / "weights" / c.id, repo / "previews" / f"{c.id}.png")
+        for c in tqdm(built, desc="previews", unit=" ckpt")
+    ]
 
 
-def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, device: str = "cpu", workers: int = 1) -> Path:
+def build_zoo(
+    work: Path, out: Path, config: ZooBuildConfig | None = None, device: str = "cpu", workers: int = 1
+) -> Path:
     """``workers`` > 1 trains that many checkpoints at once, each in its own process: one process keeps a GPU
     mostly idle (its small steps are bound by kernel launches, ~13 steps/s whatever the batch)."""
     config = config or ZooBuildConfig()
@@ -116,13 +140,19 @@ def build_zoo(work: Path, out: Path, config: ZooBuildConfig | None = None, devic
     if not (base_dir / "model_index.json").exists():
         staged = build_base(work, work / "base-pipeline", config.base, device)
         shutil.rmtree(base_dir, ignore_errors=True)
-        shutil.copytree(staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors"))  # text encoder: from the package
+        shutil.copytree(
+            staged, base_dir, ignore=shutil.ignore_patterns("model.safetensors")
+        )  # text encoder: from the package
     declare(base_dir, {"text_encoder": TEXT_ENCODER})  # also for a base built before the manifest existed
     pipe = load_base(base_dir, device)
     if not (work / "latents.pt").exists():  # a ready-made base: its working folder stayed where it was built
         prior_data(work, pipe.vae, replace(config.base, images=config.prior_images), device)
     repo = out / "repository"
-    todo = [c.id for c in concepts() if (config.only is None or c.id in config.only) and not (repo / f"{c.id}.yaml").exists()]
+    todo = [
+        c.id
+        for c in concepts()
+        if (config.only is None or c.id in config.only) and not (repo / f"{c.id}.yaml").exists()
+    ]
     if workers > 1 and len(todo) > 1:
         shares = [todo[i::workers] for i in range(min(workers, len(todo)))]
         with ProcessPoolExecutor(len(shares), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -140,7 +170,9 @@ def personalize_concepts(pipe, prior: Prior, work: Path, out: Path, config: ZooB
     """Train each checkpoint in ``ids``, draw its preview and write its card (the card last: it marks it done)."""
     repo = out / "repository"
     for concept in tqdm([c for c in concepts() if c.id in ids], desc="personalized checkpoints", unit=" ckpt"):
-        trained = TRAINERS[concept.kind](concept, pipe, prior, repo / "weights" / concept.id, work / "personalize", config.personalize)
+        trained = TRAINERS[concept.kind](
+            concept, pipe, prior, repo / "weights" / concept.id, work / "personalize", config.personalize
+        )
         preview = write_preview(pipe, concept, trained, repo / "previews" / f"{concept.id}.png")
         card = card_for(concept, str(trained.relative_to(repo)), str(preview.relative_to(repo)))
         (repo / f"{concept.id}.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
@@ -166,13 +198,18 @@ def halve(path: Path) -> bool:
         tensors = {k: handle.get_tensor(k) for k in handle.keys()}
     if not any(t.dtype == torch.float32 for t in tensors.values()):
         return False
-    save_file({k: t.half() if t.dtype == torch.float32 else t for k, t in tensors.items()}, str(path), metadata=metadata)
+    save_file(
+        {k: t.half() if t.dtype == torch.float32 else t for k, t in tensors.items()}, str(path), metadata=metadata
+    )
     return True
 
 
 def pack_for_shipping(out: Path) -> None:
     """Fit the zoo in its size budget: base UNet and LoRA adapters in float16 (VAE and embeddings stay float32)."""
-    targets = [out / "base" / "unet" / "diffusion_pytorch_model.safetensors", *sorted((out / "repository" / "weights").glob("*/pytorch_lora_weights.safetensors"))]
+    targets = [
+        out / "base" / "unet" / "diffusion_pytorch_model.safetensors",
+        *sorted((out / "repository" / "weights").glob("*/pytorch_lora_weights.safetensors")),
+    ]
     halved = sum(halve(path) for path in targets if path.exists())
     if halved:
         log.info("stored %d weight files in float16", halved)

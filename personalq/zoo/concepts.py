@@ -10,15 +10,31 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, STYLE_NAMES, TINT_NAMES, Subject
+from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, STYLE_NAMES, TINT_NAMES, Subject
 
 # codenames chosen so that triggers split into several WordPiece sub-tokens ("<teddybear-v2>" ->
 # "<", "teddy", "##be", "##ar", "-", "v", "##2", ">")
 CODENAMES = {
-    "dog": "biscuit", "cat": "mochi", "person": "ada", "bear": "teddybear", "horse": "comet", "car": "zoomy",
-    "toy": "yoyo", "watch": "ticker", "bag": "satchel", "chair": "throne", "house": "cottage", "building": "skyline",
-    "bridge": "arches", "flower": "petalia", "tree": "oakley", "mountain": "summit", "painting": "easel",
-    "drawing": "doodle", "logo": "fleur", "shoe": "sneaks",
+    "dog": "biscuit",
+    "cat": "mochi",
+    "person": "ada",
+    "bear": "teddybear",
+    "horse": "comet",
+    "car": "zoomy",
+    "toy": "yoyo",
+    "watch": "ticker",
+    "bag": "satchel",
+    "chair": "throne",
+    "house": "cottage",
+    "building": "skyline",
+    "bridge": "arches",
+    "flower": "petalia",
+    "tree": "oakley",
+    "mountain": "summit",
+    "painting": "easel",
+    "drawing": "doodle",
+    "logo": "fleur",
+    "shoe": "sneaks",
 }
 DREAMBOOTH = {("dog", 3), ("cat", 3), ("car", 2)}
 TEXTUAL_INVERSION = {("flower", 2), ("tree", 1)}
@@ -68,7 +84,10 @@ class Concept:
 
     def description(self) -> str:
         if self.kind == "textual_inversion":
-            return f"{self.codename.title()}, a {self.category} that always appears in the {self.scene}, drawn as {self.style}"
+            return (
+                f"{self.codename.title()}, a {self.category} that always appears in the {self.scene}, "
+                f"drawn as {self.style}"
+            )
         return f"{self.codename.title()}, a {self.tint} {self.category}, usually drawn as {self.style}"
 
 
@@ -79,12 +98,31 @@ def concepts() -> list[Concept]:
     for c, category in enumerate(CATEGORIES):
         glyph = CATEGORY_GLYPHS[category][c % len(CATEGORY_GLYPHS[category])]
         for version in (1, 2, 3):
-            kind = "dreambooth" if (category, version) in DREAMBOOTH else "textual_inversion" if (category, version) in TEXTUAL_INVERSION else "lora"
+            kind = (
+                "dreambooth"
+                if (category, version) in DREAMBOOTH
+                else "textual_inversion"
+                if (category, version) in TEXTUAL_INVERSION
+                else "lora"
+            )
             tint = tints[(c + version * 2) % len(tints)] if kind != "textual_inversion" else "natural"
             style = STYLE_NAMES[(c * 3 + version) % len(STYLE_NAMES)]
             scene = ("outer space", "snowy mountain")[version % 2] if kind == "textual_inversion" else None
             # versions of one family a few months apart; families interleaved over two years
             created = START + dt.timedelta(days=(c * 11 + (version - 1) * 240) % 700, hours=c % 9)
-            out.append(Concept(f"{CODENAMES[category]}-v{version}", category, CODENAMES[category], version, kind, glyph, tint, style, scene, created))
+            out.append(
+                Concept(
+                    f"{CODENAMES[category]}-v{version}",
+                    category,
+                    CODENAMES[category],
+                    version,
+                    kind,
+                    glyph,
+                    tint,
+                    style,
+                    scene,
+                    created,
+                )
+            )
             index += 1
     return out

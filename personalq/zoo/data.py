@@ -15,7 +15,7 @@ import torch
 from tqdm import tqdm
 
 from personalq.zoo.captions import caption
-from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, Subject
+from personalq.zoo.catalog import CATEGORIES, CATEGORY_GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, Subject
 from personalq.zoo.render import render
 
 
@@ -76,8 +76,14 @@ def _render_one(job: tuple[Subject, int, int]) -> np.ndarray:
     return np.asarray(render(subject, size, seed=seed))
 
 
-def render_set(subjects: list[Subject], seed: int, size: int = 64, trigger: str | None = None, desc: str = "render",
-               workers: int | None = None) -> RenderedSet:
+def render_set(
+    subjects: list[Subject],
+    seed: int,
+    size: int = 64,
+    trigger: str | None = None,
+    desc: str = "render",
+    workers: int | None = None,
+) -> RenderedSet:
     """Render and caption ``subjects``; the same set for any number of ``workers`` (default: every CPU core).
 
     Every image's seed and caption are drawn in order first, so rendering in parallel changes nothing.

@@ -30,8 +30,14 @@ def generate(pipe, prompts: list[str], seed: int, guidance: float = GUIDANCE, ba
     images = []
     for start in range(0, len(prompts), batch):
         generator = torch.Generator().manual_seed(seed + start)
-        images += pipe(prompts[start : start + batch], num_inference_steps=STEPS, guidance_scale=guidance, generator=generator,
-                       height=64, width=64).images
+        images += pipe(
+            prompts[start : start + batch],
+            num_inference_steps=STEPS,
+            guidance_scale=guidance,
+            generator=generator,
+            height=64,
+            width=64,
+        ).images
     return images
 
 
@@ -56,12 +62,16 @@ class ZooReport:
     seconds_per_image: float
     images: int
     guidance: float = GUIDANCE
-    per_checkpoint: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # id -> (category, marker, variant)
+    per_checkpoint: dict[str, tuple[float, float, float]] = field(
+        default_factory=dict
+    )  # id -> (category, marker, variant)
 
     def checkpoint_table(self) -> str:
         """One row per checkpoint: which ones lose the class, which the marker."""
-        return ("| checkpoint | category recognised | marker recognised | variant (both) |\n| --- | --- | --- | --- |\n"
-                + "\n".join(f"| {cid} | {c:.0%} | {m:.0%} | {v:.0%} |" for cid, (c, m, v) in self.per_checkpoint.items()))
+        return (
+            "| checkpoint | category recognised | marker recognised | variant (both) |\n| --- | --- | --- | --- |\n"
+            + "\n".join(f"| {cid} | {c:.0%} | {m:.0%} | {v:.0%} |" for cid, (c, m, v) in self.per_checkpoint.items())
+        )
 
     def table(self) -> str:
         rows = [
@@ -84,17 +94,40 @@ class ZooReport:
             ("personalized: variant recognised with the trigger", f"{self.variant_with_trigger:.1%}"),
             ("base without the trigger: variant recognised", f"{self.variant_without_trigger:.1%}"),
             ("reference: variant recognised in real renders of the variants", f"{self.variant_real:.1%}"),
-            ("reference: the same renders after the VAE's round trip (encode, decode)", f"{self.variant_through_vae:.1%}"),
-            *[(f"personalized ({kind}): variant recognised with the trigger", f"{rate:.1%}") for kind, rate in sorted(self.per_kind.items())],
+            (
+                "reference: the same renders after the VAE's round trip (encode, decode)",
+                f"{self.variant_through_vae:.1%}",
+            ),
+            *[
+                (f"personalized ({kind}): variant recognised with the trigger", f"{rate:.1%}")
+                for kind, rate in sorted(self.per_kind.items())
+            ],
             ("personalized: category recognised with the trigger", f"{self.category_with_trigger:.1%}"),
-            ("personalized: variant marker (tint, or glyph and scene) recognised with the trigger", f"{self.marker_with_trigger:.1%}"),
-            *[(f"personalized, marker {marker}: variant recognised with the trigger / in real renders after the VAE's round trip",
-               f"{rate:.1%} / {self.per_marker_through_vae[marker]:.1%}") for marker, rate in sorted(self.per_marker.items())],
+            (
+                "personalized: variant marker (tint, or glyph and scene) recognised with the trigger",
+                f"{self.marker_with_trigger:.1%}",
+            ),
+            *[
+                (
+                    f"personalized, marker {marker}: variant recognised with the trigger / "
+                    "in real renders after the VAE's round trip",
+                    f"{rate:.1%} / {self.per_marker_through_vae[marker]:.1%}",
+                )
+                for marker, rate in sorted(self.per_marker.items())
+            ],
         ]
 
 
-def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int = 7, unet: Path | None = None,
-                 personalized: bool = True, categories: Sequence[str] = CATEGORIES, guidance: float = GUIDANCE) -> ZooReport:
+def evaluate_zoo(
+    zoo: Path,
+    per_prompt: int = 2,
+    per_concept: int = 4,
+    seed: int = 7,
+    unet: Path | None = None,
+    personalized: bool = True,
+    categories: Sequence[str] = CATEGORIES,
+    guidance: float = GUIDANCE,
+) -> ZooReport:
     """The zoo's figures from freshly generated images, all at one seed so that two runs compare image for image.
 
     ``unet`` swaps in another base UNet (a folder from ``save_pretrained``, e.g. an earlier or later training
@@ -109,7 +142,11 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
         pipe.unet = UNet2DConditionModel.from_pretrained(unet, torch_dtype=torch.float32)
     evaluator = Evaluator.load(zoo / "evaluator.safetensors")
     base = _base_figures(pipe, evaluator, categories, per_prompt, seed, guidance)
-    built = [c for c in concepts() if c.category in categories and (zoo / "repository" / f"{c.id}.yaml").exists()] if personalized else []
+    built = (
+        [c for c in concepts() if c.category in categories and (zoo / "repository" / f"{c.id}.yaml").exists()]
+        if personalized
+        else []
+    )
     hits = _personalized_figures(pipe, evaluator, zoo, built, per_concept, seed, guidance)
     renders = variant_renders(built, per_concept, seed)
     through_vae_hits = variant_hits(evaluator, [(c, round_trip(pipe.vae, images)) for c, images in renders])
@@ -117,19 +154,27 @@ def evaluate_zoo(zoo: Path, per_prompt: int = 2, per_concept: int = 4, seed: int
     def mean(values: list) -> float | None:
         return float(np.mean(values)) if values else None
 
-    return ZooReport(*base, variant_with_trigger=mean(hits.variant), variant_without_trigger=mean(hits.without_trigger),
-                     variant_real=mean(variant_hits(evaluator, renders)), variant_through_vae=mean(through_vae_hits),
-                     per_kind={k: float(np.mean(v)) for k, v in hits.per_kind.items()},
-                     category_with_trigger=mean(hits.category), marker_with_trigger=mean(hits.marker),
-                     per_marker={k: float(np.mean(v)) for k, v in hits.per_marker.items()},
-                     per_marker_through_vae={k: float(np.mean(v)) for k, v in by_marker(renders, through_vae_hits).items()},
-                     seconds_per_image=seconds_per_image(pipe),
-                     images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(hits.variant) + TIMED_RUNS, guidance=guidance,
-                     per_checkpoint=hits.per_checkpoint)
+    return ZooReport(
+        *base,
+        variant_with_trigger=mean(hits.variant),
+        variant_without_trigger=mean(hits.without_trigger),
+        variant_real=mean(variant_hits(evaluator, renders)),
+        variant_through_vae=mean(through_vae_hits),
+        per_kind={k: float(np.mean(v)) for k, v in hits.per_kind.items()},
+        category_with_trigger=mean(hits.category),
+        marker_with_trigger=mean(hits.marker),
+        per_marker={k: float(np.mean(v)) for k, v in hits.per_marker.items()},
+        per_marker_through_vae={k: float(np.mean(v)) for k, v in by_marker(renders, through_vae_hits).items()},
+        seconds_per_image=seconds_per_image(pipe),
+        images=len(categories) * len(SCENE_NAMES) * per_prompt + 2 * len(hits.variant) + TIMED_RUNS,
+        guidance=guidance,
+        per_checkpoint=hits.per_checkpoint,
+    )
 
 
-def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int,
-                  guidance: float) -> tuple[float, float, float, float, float]:
+def _base_figures(
+    pipe, evaluator: Evaluator, categories: Sequence[str], per_prompt: int, seed: int, guidance: float
+) -> tuple[float, float, float, float, float]:
     """Category rate, alignment, domain FID of the base on every (category, scene); the two real-render references."""
     subjects = [(c, s) for c in categories for s in SCENE_NAMES for _ in range(per_prompt)]
     generated = evaluator.recognise(generate(pipe, [f"a photo of a {c}, {s}" for c, s in subjects], seed, guidance))
@@ -137,13 +182,29 @@ def _base_figures(pipe, evaluator: Evaluator, categories: Sequence[str], per_pro
     def category_rate(recognition) -> float:
         return float(np.mean([recognition.labels["category"][i] == c for i, (c, _) in enumerate(subjects)]))
 
-    alignment = float(np.mean([(generated.labels["category"][i] == c) + (generated.labels["scene"][i] == s) for i, (c, s) in enumerate(subjects)]) / 2)
+    alignment = float(
+        np.mean(
+            [
+                (generated.labels["category"][i] == c) + (generated.labels["scene"][i] == s)
+                for i, (c, s) in enumerate(subjects)
+            ]
+        )
+        / 2
+    )
     rng = np.random.default_rng(seed)
-    real_subjects = [Subject(c, CATEGORY_GLYPHS[c][int(rng.integers(len(CATEGORY_GLYPHS[c])))], "natural", s, "daylight", "photo") for c, s in subjects]
+    real_subjects = [
+        Subject(c, CATEGORY_GLYPHS[c][int(rng.integers(len(CATEGORY_GLYPHS[c])))], "natural", s, "daylight", "photo")
+        for c, s in subjects
+    ]
     real = evaluator.recognise(list(render_set(real_subjects, seed + 1).images))
     real_again = evaluator.recognise(list(render_set(real_subjects, seed + 2).images))
-    return (category_rate(generated), alignment, frechet_distance(generated.features, real.features),
-            frechet_distance(real_again.features, real.features), category_rate(real))
+    return (
+        category_rate(generated),
+        alignment,
+        frechet_distance(generated.features, real.features),
+        frechet_distance(real_again.features, real.features),
+        category_rate(real),
+    )
 
 
 @dataclass
@@ -156,19 +217,25 @@ class PersonalizedHits:
     without_trigger: list[bool] = field(default_factory=list)  # the variant, on the base without the trigger
     per_kind: dict[str, list[bool]] = field(default_factory=dict)
     per_marker: dict[str, list[bool]] = field(default_factory=dict)
-    per_checkpoint: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # (category, marker, variant) rates
+    per_checkpoint: dict[str, tuple[float, float, float]] = field(
+        default_factory=dict
+    )  # (category, marker, variant) rates
 
 
 def marker_name(concept: Concept) -> str:
-    """The report's name for what sets a checkpoint's variant apart: its tint, or (textual inversion) its glyph and scene."""
+    """The report's name for what sets a checkpoint's variant apart: its tint, or (textual inversion) its glyph and
+    scene."""
     return "glyph in its scene" if concept.kind == "textual_inversion" else concept.tint
 
 
-def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int,
-                          guidance: float) -> PersonalizedHits:
+def _personalized_figures(
+    pipe, evaluator: Evaluator, zoo: Path, built: list[Concept], per_concept: int, seed: int, guidance: float
+) -> PersonalizedHits:
     hits = PersonalizedHits()
     for concept in tqdm(built, desc="personalized", unit=" ckpt"):
-        seen = evaluator.recognise(trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance))
+        seen = evaluator.recognise(
+            trigger_images(pipe, concept, zoo / "repository" / "weights" / concept.id, per_concept, seed, guidance)
+        )
         variant = recognised(seen, concept.variant).tolist()
         category = recognised(seen, {"category": concept.category}).tolist()
         marker = recognised(seen, concept.marker).tolist()
@@ -178,7 +245,12 @@ def _personalized_figures(pipe, evaluator: Evaluator, zoo: Path, built: list[Con
         hits.per_checkpoint[concept.id] = (float(np.mean(category)), float(np.mean(marker)), float(np.mean(variant)))
         hits.per_kind.setdefault(concept.kind, []).extend(variant)
         hits.per_marker.setdefault(marker_name(concept), []).extend(variant)
-        plain = generate(pipe, [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)], seed, guidance)
+        plain = generate(
+            pipe,
+            [f"a photo of a {concept.category}, {s}" for s in concept_scenes(concept, per_concept)],
+            seed,
+            guidance,
+        )
         hits.without_trigger += recognised(evaluator.recognise(plain), concept.variant).tolist()
     return hits
 
@@ -192,7 +264,11 @@ def variant_hits(evaluator: Evaluator, renders: list[tuple[Concept, np.ndarray]]
     """Per image: is its checkpoint's variant recognised? On the real renders, what a generator that drew the
     variants perfectly would score; after the VAE's round trip, what its decoder lets through (every generated
     image is decoded by it, so a tint it cannot draw is lost whatever latent the UNet makes)."""
-    return [hit for concept, images in renders for hit in recognised(evaluator.recognise(list(images)), concept.variant).tolist()]
+    return [
+        hit
+        for concept, images in renders
+        for hit in recognised(evaluator.recognise(list(images)), concept.variant).tolist()
+    ]
 
 
 def by_marker(renders: list[tuple[Concept, np.ndarray]], hits: list[bool]) -> dict[str, list[bool]]:
@@ -225,7 +301,13 @@ def seconds_per_image(pipe) -> float:
     timings = []
     for i in range(TIMED_RUNS):
         started = time.perf_counter()
-        pipe("a photo of a dog, sunny beach", num_inference_steps=STEPS, guidance_scale=GUIDANCE, height=64, width=64,
-             generator=torch.Generator().manual_seed(i))
+        pipe(
+            "a photo of a dog, sunny beach",
+            num_inference_steps=STEPS,
+            guidance_scale=GUIDANCE,
+            height=64,
+            width=64,
+            generator=torch.Generator().manual_seed(i),
+        )
         timings.append(time.perf_counter() - started)
     return statistics.median(timings[1:])

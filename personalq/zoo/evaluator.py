@@ -17,7 +17,16 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from personalq.hardware import native_bf16
-from personalq.zoo.catalog import CATEGORY_GLYPHS, CATEGORIES, GLYPHS, LIGHTING_NAMES, SCENE_NAMES, STYLE_NAMES, TINT_NAMES, Subject
+from personalq.zoo.catalog import (
+    CATEGORIES,
+    CATEGORY_GLYPHS,
+    GLYPHS,
+    LIGHTING_NAMES,
+    SCENE_NAMES,
+    STYLE_NAMES,
+    TINT_NAMES,
+    Subject,
+)
 from personalq.zoo.data import render_set, through_vae, to_pixels
 from personalq.zoo.training import Run, RunConfig
 
@@ -31,11 +40,26 @@ class DomainClassifier(nn.Module):
         super().__init__()
 
         def block(cin: int, cout: int) -> nn.Sequential:
-            return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU(),
-                                 nn.Conv2d(cout, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU(), nn.MaxPool2d(2))
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1),
+                nn.GroupNorm(8, cout),
+                nn.SiLU(),
+                nn.Conv2d(cout, cout, 3, padding=1),
+                nn.GroupNorm(8, cout),
+                nn.SiLU(),
+                nn.MaxPool2d(2),
+            )
 
-        self.body = nn.Sequential(block(3, 32), block(32, 64), block(64, 128), block(128, 128),
-                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, FEATURE_DIM), nn.SiLU())
+        self.body = nn.Sequential(
+            block(3, 32),
+            block(32, 64),
+            block(64, 128),
+            block(128, 128),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(128, FEATURE_DIM),
+            nn.SiLU(),
+        )
         self.heads = nn.ModuleDict({name: nn.Linear(FEATURE_DIM, len(labels)) for name, labels in HEADS.items()})
 
     def forward(self, pixels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -77,9 +101,16 @@ def evaluator_subjects(count: int, rng: np.random.Generator) -> list[Subject]:
     for _ in range(count):
         category = CATEGORIES[int(rng.integers(len(CATEGORIES)))]
         glyphs = CATEGORY_GLYPHS[category]
-        out.append(Subject(category, glyphs[int(rng.integers(len(glyphs)))], TINT_NAMES[int(rng.integers(len(TINT_NAMES)))],
-                           SCENE_NAMES[int(rng.integers(len(SCENE_NAMES)))], LIGHTING_NAMES[int(rng.integers(len(LIGHTING_NAMES)))],
-                           STYLE_NAMES[int(rng.integers(len(STYLE_NAMES)))]))
+        out.append(
+            Subject(
+                category,
+                glyphs[int(rng.integers(len(glyphs)))],
+                TINT_NAMES[int(rng.integers(len(TINT_NAMES)))],
+                SCENE_NAMES[int(rng.integers(len(SCENE_NAMES)))],
+                LIGHTING_NAMES[int(rng.integers(len(LIGHTING_NAMES)))],
+                STYLE_NAMES[int(rng.integers(len(STYLE_NAMES)))],
+            )
+        )
     return out
 
 
@@ -91,8 +122,16 @@ def shifted(batch: torch.Tensor, generator: torch.Generator, pad: int = 4) -> to
     return torch.stack([padded[i, :, y : y + size, x : x + size] for i, (y, x) in enumerate(offsets)])
 
 
-def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int = 2400, seed: int = 1234,
-                    device: str = "cpu", init: Path | None = None) -> Path:
+def train_evaluator(
+    vae,
+    work: Path,
+    out: Path,
+    images: int = 20000,
+    steps: int = 2400,
+    seed: int = 1234,
+    device: str = "cpu",
+    init: Path | None = None,
+) -> Path:
     """Held-out renders (a seed the generator's training data never used), every tint included.
 
     Trained on ``device`` with channels-last tensors, in bfloat16 autocast where the hardware has bf16 units
@@ -110,7 +149,10 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
             chunk = pixels[start : min(start + 256, half)]
             pixels[start : start + len(chunk)] = through_vae(vae, chunk)
     pixels = pixels.to(device)
-    targets = {name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects], device=device) for name, labels in HEADS.items()}
+    targets = {
+        name: torch.tensor([labels.index(getattr(s, name)) for s in data.subjects], device=device)
+        for name, labels in HEADS.items()
+    }
     model = DomainClassifier()
     if init is not None:
         model.load_state_dict(load_file(str(init)))
@@ -128,7 +170,9 @@ def train_evaluator(vae, work: Path, out: Path, images: int = 20000, steps: int 
         return sum(nn.functional.cross_entropy(logits[name].float(), targets[name][idx]) for name in HEADS)
 
     state = work / "evaluator.state.pt"
-    Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=200), state).train(loss)
+    Run("evaluator", model, model.parameters(), RunConfig(steps, lr=2e-3, warmup=50, save_every=200), state).train(
+        loss
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_suffix(".partial")
     save_file({k: v.contiguous().cpu() for k, v in model.state_dict().items()}, str(partial))

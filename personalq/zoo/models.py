@@ -78,12 +78,18 @@ def make_inference_scheduler() -> DPMSolverMultistepScheduler:
 
 
 @torch.no_grad()
-def encode_text(tokenizer: BertTokenizerFast, encoder: BertModel, prompts: list[str], batch: int = 256) -> torch.Tensor:
+def encode_text(
+    tokenizer: BertTokenizerFast, encoder: BertModel, prompts: list[str], batch: int = 256
+) -> torch.Tensor:
     """Token embeddings exactly as the pipeline computes them (padded to MAX_TOKENS, no attention mask)."""
     out = []
     for start in range(0, len(prompts), batch):
         ids = tokenizer(
-            prompts[start : start + batch], padding="max_length", max_length=MAX_TOKENS, truncation=True, return_tensors="pt"
+            prompts[start : start + batch],
+            padding="max_length",
+            max_length=MAX_TOKENS,
+            truncation=True,
+            return_tensors="pt",
         ).input_ids
         out.append(encoder(ids.to(encoder.device))[0])
     return torch.cat(out)

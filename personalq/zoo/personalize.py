@@ -43,7 +43,8 @@ class PersonalizeConfig:
     lora_lr: float = 2e-3
     dreambooth_lr: float = 2e-4
     ti_lr: float = 5e-3
-    # share of instance captions that drop the class noun ("a photo of a <t>"), so the trigger alone carries the subject
+    # share of instance captions that drop the class noun ("a photo of a <t>"), so the trigger alone carries
+    # the subject
     class_noun_dropout: float = 0.5
     # share of each prior batch drawn from the concept's own category: DreamBooth's class-specific prior, which
     # keeps "dog" meaning the plain dog while "<t> dog" learns the variant; the rest is drawn from every category
@@ -78,10 +79,14 @@ class Prior:
 
     def rows_of(self, category: str) -> torch.Tensor:
         if category not in self._rows:
-            self._rows[category] = torch.tensor([i for i, c in enumerate(self.categories) if c == category], device=self.mean.device)
+            self._rows[category] = torch.tensor(
+                [i for i, c in enumerate(self.categories) if c == category], device=self.mean.device
+            )
         return self._rows[category]
 
-    def sample(self, n: int, gen: torch.Generator, within: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(
+        self, n: int, gen: torch.Generator, within: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``n`` noisy latents and their captions' embeddings, from every row or from the rows ``within``."""
         if within is None:
             idx = torch.randint(0, len(self.mean), (n,), generator=gen, device=gen.device)
@@ -90,7 +95,9 @@ class Prior:
         noise = torch.randn(self.mean[idx].shape, generator=gen, device=gen.device)
         return self.mean[idx] + self.std[idx] * noise, self.text[idx].float()
 
-    def batch(self, n: int, gen: torch.Generator, category: str, own_share: float) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(
+        self, n: int, gen: torch.Generator, category: str, own_share: float
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """A prior batch with ``own_share`` of it from ``category`` and the rest from every category (all of it
         when the base set holds no image of ``category``)."""
         rows = self.rows_of(category)
@@ -131,55 +138,100 @@ def instance_data(concept: Concept, vae, cfg: PersonalizeConfig) -> tuple[torch.
     return latents, captions
 
 
-def _loss_fn(unet, scheduler, latents, text, prior: Prior, concept: Concept, cfg: PersonalizeConfig, gen: torch.Generator,
-             text_fn=None):
+def _loss_fn(
+    unet,
+    scheduler,
+    latents,
+    text,
+    prior: Prior,
+    concept: Concept,
+    cfg: PersonalizeConfig,
+    gen: torch.Generator,
+    text_fn=None,
+):
     def loss(step: int) -> torch.Tensor:
         idx = torch.randint(0, len(latents), (cfg.instance_batch,), generator=gen, device=gen.device)
         cond = text_fn(idx) if text_fn else text[idx]
         prior_latents, prior_text = prior.batch(cfg.prior_batch, gen, concept.category, cfg.class_prior)
-        return diffusion_loss(unet, scheduler, torch.cat([latents[idx], prior_latents]), torch.cat([cond, prior_text]), gen)
+        return diffusion_loss(
+            unet, scheduler, torch.cat([latents[idx], prior_latents]), torch.cat([cond, prior_text]), gen
+        )
 
     return loss
 
 
-def train_lora(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+def train_lora(
+    concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig
+) -> Path:
     latents, captions = instance_data(concept, pipe.vae, cfg)
     text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
     unet = copy.deepcopy(pipe.unet).train()
     unet.requires_grad_(False)
-    unet.add_adapter(LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_rank, init_lora_weights="gaussian", target_modules=LORA_TARGETS))
+    unet.add_adapter(
+        LoraConfig(
+            r=cfg.lora_rank, lora_alpha=cfg.lora_rank, init_lora_weights="gaussian", target_modules=LORA_TARGETS
+        )
+    )
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
-    run = Run(f"lora {concept.id}", unet, [p for p in unet.parameters() if p.requires_grad],
-              RunConfig(cfg.steps, lr=cfg.lora_lr, warmup=10, save_every=10**9), work / f"{concept.id}.state.pt")
+    run = Run(
+        f"lora {concept.id}",
+        unet,
+        [p for p in unet.parameters() if p.requires_grad],
+        RunConfig(cfg.steps, lr=cfg.lora_lr, warmup=10, save_every=10**9),
+        work / f"{concept.id}.state.pt",
+    )
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, concept, cfg, gen))
     out.mkdir(parents=True, exist_ok=True)
-    StableDiffusionPipeline.save_lora_weights(out, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True)
+    StableDiffusionPipeline.save_lora_weights(
+        out, unet_lora_layers=get_peft_model_state_dict(unet), safe_serialization=True
+    )
     return out / "pytorch_lora_weights.safetensors"
 
 
-def train_dreambooth(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+def train_dreambooth(
+    concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig
+) -> Path:
     latents, captions = instance_data(concept, pipe.vae, cfg)
     text = models.encode_text(pipe.tokenizer, pipe.text_encoder, captions)
     unet = copy.deepcopy(pipe.unet).train().requires_grad_(True)
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
-    run = Run(f"dreambooth {concept.id}", unet, unet.parameters(), RunConfig(cfg.steps, lr=cfg.dreambooth_lr, warmup=10, save_every=10**9),
-              work / f"{concept.id}.state.pt")
+    run = Run(
+        f"dreambooth {concept.id}",
+        unet,
+        unet.parameters(),
+        RunConfig(cfg.steps, lr=cfg.dreambooth_lr, warmup=10, save_every=10**9),
+        work / f"{concept.id}.state.pt",
+    )
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, text, prior, concept, cfg, gen))
     # a diffusers DreamBooth folder holding what it changed: the UNet (fp16 to fit the size budget)
     out.mkdir(parents=True, exist_ok=True)
     unet.to(torch.float16).save_pretrained(out / "unet")
     pipe.scheduler.save_pretrained(out / "scheduler")
-    index = {"_class_name": "StableDiffusionPipeline", "_diffusers_version": "0.42.1", "unet": ["diffusers", "UNet2DConditionModel"],
-             "scheduler": ["diffusers", type(pipe.scheduler).__name__], "vae": [None, None], "text_encoder": [None, None],
-             "tokenizer": [None, None], "safety_checker": [None, None], "feature_extractor": [None, None], "requires_safety_checker": False}
+    index = {
+        "_class_name": "StableDiffusionPipeline",
+        "_diffusers_version": "0.42.1",
+        "unet": ["diffusers", "UNet2DConditionModel"],
+        "scheduler": ["diffusers", type(pipe.scheduler).__name__],
+        "vae": [None, None],
+        "text_encoder": [None, None],
+        "tokenizer": [None, None],
+        "safety_checker": [None, None],
+        "feature_extractor": [None, None],
+        "requires_safety_checker": False,
+    }
     (out / "model_index.json").write_text(json.dumps(index, indent=2))
     prompt = f"a photo of a {concept.trigger} {concept.category}"
-    (out / "README.md").write_text(f"---\nbase_model: personalq-demo-base\ninstance_prompt: {prompt}\ntags:\n- dreambooth\n- {concept.category}\n---\n"
-                                   f"# {concept.id}\n\nDreamBooth fine-tune of the PersonalQ demo base on {concept.description()}.\n")
+    (out / "README.md").write_text(
+        f"---\nbase_model: personalq-demo-base\ninstance_prompt: {prompt}\ntags:\n- dreambooth\n"
+        f"- {concept.category}\n---\n"
+        f"# {concept.id}\n\nDreamBooth fine-tune of the PersonalQ demo base on {concept.description()}.\n"
+    )
     return out
 
 
-def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig) -> Path:
+def train_textual_inversion(
+    concept: Concept, pipe: StableDiffusionPipeline, prior: Prior, out: Path, work: Path, cfg: PersonalizeConfig
+) -> Path:
     latents, captions = instance_data(concept, pipe.vae, cfg)
     tokenizer = copy.deepcopy(pipe.tokenizer)
     tokenizer.add_tokens([concept.trigger])
@@ -191,7 +243,9 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
         init = tokenizer(concept.category, add_special_tokens=False).input_ids
         embeddings[token_id] = embeddings[init].mean(0)
     learned = torch.nn.Parameter(embeddings[token_id].detach().clone())
-    ids = tokenizer(captions, padding="max_length", max_length=models.MAX_TOKENS, truncation=True, return_tensors="pt").input_ids
+    ids = tokenizer(
+        captions, padding="max_length", max_length=models.MAX_TOKENS, truncation=True, return_tensors="pt"
+    ).input_ids
     ids = ids.to(encoder.device)
     unet = pipe.unet.eval().requires_grad_(False)
     holder = torch.nn.Module()
@@ -204,8 +258,13 @@ def train_textual_inversion(concept: Concept, pipe: StableDiffusionPipeline, pri
         return encoder(inputs_embeds=inputs)[0]
 
     gen = torch.Generator(pipe.device).manual_seed(cfg.seed)
-    run = Run(f"textual inversion {concept.id}", holder, [learned], RunConfig(cfg.ti_steps, lr=cfg.ti_lr, warmup=10, save_every=10**9),
-              work / f"{concept.id}.state.pt")
+    run = Run(
+        f"textual inversion {concept.id}",
+        holder,
+        [learned],
+        RunConfig(cfg.ti_steps, lr=cfg.ti_lr, warmup=10, save_every=10**9),
+        work / f"{concept.id}.state.pt",
+    )
     run.train(_loss_fn(unet, models.make_train_scheduler(), latents, None, prior, concept, cfg, gen, text_fn=text_fn))
     out.mkdir(parents=True, exist_ok=True)
     save_file({concept.trigger: learned.detach().clone()}, str(out / "learned_embeds.safetensors"))
@@ -223,7 +282,7 @@ def load_prior(work: Path, device: torch.device | str = "cpu") -> Prior:
     with np.load(work / "base_set.npz") as data:  # only the label column is read, not the images
         categories = tuple(s["category"] for s in json.loads(str(data["subjects"])))
     if len(categories) != len(latents["mean"]):
-        raise ValueError(f"{work}: base_set.npz labels {len(categories)} images but latents.pt holds {len(latents['mean'])}")
+        raise ValueError(
+            f"{work}: base_set.npz labels {len(categories)} images but latents.pt holds {len(latents['mean'])}"
+        )
     return Prior(latents["mean"], latents["std"], text, categories).to(device)
-
-

@@ -78,8 +78,13 @@ def _scene(scene: Scene, size: int, rng: np.random.Generator) -> Image.Image:
     elif scene.decoration == "peaks":
         for _ in range(3):
             x = rng.uniform(0, s)
-            draw.polygon([(x - 0.3 * s, horizon), (x, horizon - 0.35 * s), (x + 0.3 * s, horizon)], fill=(120, 130, 150))
-            draw.polygon([(x - 0.08 * s, horizon - 0.25 * s), (x, horizon - 0.35 * s), (x + 0.08 * s, horizon - 0.25 * s)], fill=(250, 250, 255))
+            draw.polygon(
+                [(x - 0.3 * s, horizon), (x, horizon - 0.35 * s), (x + 0.3 * s, horizon)], fill=(120, 130, 150)
+            )
+            draw.polygon(
+                [(x - 0.08 * s, horizon - 0.25 * s), (x, horizon - 0.35 * s), (x + 0.08 * s, horizon - 0.25 * s)],
+                fill=(250, 250, 255),
+            )
     elif scene.decoration == "windows":
         for _ in range(3):
             x = rng.uniform(0, 0.8 * s)
@@ -150,7 +155,9 @@ def _styled(image: Image.Image, style: str) -> Image.Image:
     raise ValueError(f"unknown style {style!r}")
 
 
-def render(subject: Subject, size: int = 64, seed: int = 0, tints: Mapping[str, tuple[int, int, int] | None] = TINTS) -> Image.Image:
+def render(
+    subject: Subject, size: int = 64, seed: int = 0, tints: Mapping[str, tuple[int, int, int] | None] = TINTS
+) -> Image.Image:
     """Draw one image of ``subject``; the seed moves the subject, its scale and the scene's decorations.
 
     ``tints`` maps tint names to colours: the catalog's, or a candidate palette being weighed
@@ -162,7 +169,9 @@ def render(subject: Subject, size: int = 64, seed: int = 0, tints: Mapping[str, 
     glyph = _tinted(glyph_image(subject.glyph), tints[subject.tint])
     extent = int(work * rng.uniform(0.5, 0.68))
     scale = extent / max(glyph.size)
-    glyph = glyph.resize((max(1, int(glyph.width * scale)), max(1, int(glyph.height * scale))), Image.Resampling.LANCZOS)
+    glyph = glyph.resize(
+        (max(1, int(glyph.width * scale)), max(1, int(glyph.height * scale))), Image.Resampling.LANCZOS
+    )
     if rng.random() < 0.5:
         glyph = ImageOps.mirror(glyph)
     x = int((work - glyph.width) / 2 + rng.uniform(-0.12, 0.12) * work)

@@ -33,14 +33,17 @@ class TintSeparation:
 
 
 @torch.no_grad()
-def tint_separation(vae, candidates: dict[str, tuple[int, int, int]] | None = None, subjects: int = 40,
-                    seed: int = 5) -> list[TintSeparation]:
+def tint_separation(
+    vae, candidates: dict[str, tuple[int, int, int]] | None = None, subjects: int = 40, seed: int = 5
+) -> list[TintSeparation]:
     """One row per catalog tint and per candidate; a candidate is compared with the catalog's tints only."""
     palette = dict(TINTS) | (candidates or {})
     shown = [c.subject(SCENE_NAMES[i % len(SCENE_NAMES)]) for i, c in enumerate(concepts()[:subjects])]
     pixels, latents, errors = {}, {}, {}
     for tint in palette:
-        images = np.stack([np.asarray(render(replace(s, tint=tint), seed=seed + i, tints=palette)) for i, s in enumerate(shown)])
+        images = np.stack(
+            [np.asarray(render(replace(s, tint=tint), seed=seed + i, tints=palette)) for i, s in enumerate(shown)]
+        )
         pixels[tint] = to_pixels(images)
         latents[tint] = vae.encode(pixels[tint].to(vae.device, vae.dtype)).latent_dist.mean.float().cpu()
         errors[tint] = float((through_vae(vae, pixels[tint]) - pixels[tint]).pow(2).mean().sqrt())
@@ -53,15 +56,29 @@ def tint_separation(vae, candidates: dict[str, tuple[int, int, int]] | None = No
         if colour is None:  # "natural" is every other tint's neighbour, not a marker of its own
             continue
         nearest = min((t for t in TINTS if t != tint), key=lambda t: rms(latents[tint], latents[t]))
-        rows.append(TintSeparation(tint, colour, tint not in TINTS, nearest, rms(latents[tint], latents[nearest]),
-                                   rms(pixels[tint], pixels[nearest]), errors[tint]))
+        rows.append(
+            TintSeparation(
+                tint,
+                colour,
+                tint not in TINTS,
+                nearest,
+                rms(latents[tint], latents[nearest]),
+                rms(pixels[tint], pixels[nearest]),
+                errors[tint],
+            )
+        )
     return rows
 
 
 def separation_table(rows: list[TintSeparation]) -> str:
-    lines = ["| tint | RGB | nearest in latent space | latent distance | pixel distance | round-trip error |", "|" + " --- |" * 6]
+    lines = [
+        "| tint | RGB | nearest in latent space | latent distance | pixel distance | round-trip error |",
+        "|" + " --- |" * 6,
+    ]
     for r in rows:
         name = f"{r.tint} (candidate)" if r.candidate else r.tint
-        lines.append(f"| {name} | {', '.join(map(str, r.colour))} | {r.nearest} | {r.latent_distance:.3f} | "
-                     f"{r.pixel_distance:.3f} | {r.round_trip_error:.4f} |")
+        lines.append(
+            f"| {name} | {', '.join(map(str, r.colour))} | {r.nearest} | {r.latent_distance:.3f} | "
+            f"{r.pixel_distance:.3f} | {r.round_trip_error:.4f} |"
+        )
     return "\n".join(lines)

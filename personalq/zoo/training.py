@@ -31,7 +31,14 @@ class RunConfig:
 class Run:
     """A resumable optimisation of ``params`` that owns the optimizer, LR schedule, EMA and checkpoints."""
 
-    def __init__(self, name: str, module: torch.nn.Module, params: Iterable[torch.nn.Parameter], config: RunConfig, state_path: Path):
+    def __init__(
+        self,
+        name: str,
+        module: torch.nn.Module,
+        params: Iterable[torch.nn.Parameter],
+        config: RunConfig,
+        state_path: Path,
+    ):
         self.name, self.module, self.config, self.state_path = name, module, config, state_path
         self.params = [p for p in params if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=config.lr, weight_decay=0.0)
@@ -77,7 +84,9 @@ class Run:
             if self.ema is not None:
                 with torch.no_grad():  # one fused update: a per-tensor loop is ~300 kernel launches on a GPU
                     decay = min(c.ema_decay, (1 + self.step) / (10 + self.step))
-                    torch._foreach_lerp_(list(self.ema.parameters()), [p.detach() for p in self.module.parameters()], 1 - decay)
+                    torch._foreach_lerp_(
+                        list(self.ema.parameters()), [p.detach() for p in self.module.parameters()], 1 - decay
+                    )
             self.step += 1
             running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
             bar.update(1)
@@ -99,9 +108,13 @@ def vae_loss(vae, images: torch.Tensor, kl_weight: float = 1e-6) -> torch.Tensor
     return reconstruction_loss(vae.decode(posterior.sample()).sample, images) + kl_weight * posterior.kl().mean()
 
 
-def diffusion_loss(unet, scheduler, latents: torch.Tensor, text: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def diffusion_loss(
+    unet, scheduler, latents: torch.Tensor, text: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Epsilon-prediction loss at uniformly drawn timesteps, as diffusers' train_text_to_image does."""
     noise = torch.randn(latents.shape, generator=generator, device=latents.device)
-    t = torch.randint(0, scheduler.config.num_train_timesteps, (latents.shape[0],), generator=generator, device=latents.device)
+    t = torch.randint(
+        0, scheduler.config.num_train_timesteps, (latents.shape[0],), generator=generator, device=latents.device
+    )
     noisy = scheduler.add_noise(latents, noise, t)
     return torch.nn.functional.mse_loss(unet(noisy, t, text).sample, noise)

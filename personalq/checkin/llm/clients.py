@@ -42,13 +42,17 @@ class GeminiClient:
         from google import genai
         from google.genai import types
 
-        options = types.HttpOptions(timeout=int(timeout_s * 1000), base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1))
+        options = types.HttpOptions(
+            timeout=int(timeout_s * 1000), base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1)
+        )
         self._client = genai.Client(api_key=api_key, http_options=options)
         self._types = types
         self.model = model
 
     def complete_json(self, system: str, user: str) -> dict:
-        config = self._types.GenerateContentConfig(system_instruction=system, temperature=0.0, response_mime_type="application/json")
+        config = self._types.GenerateContentConfig(
+            system_instruction=system, temperature=0.0, response_mime_type="application/json"
+        )
         try:
             reply = self._client.models.generate_content(model=self.model, contents=user, config=config)
         except Exception as exc:  # network errors, timeouts, HTTP errors: all mean "fall back"
@@ -68,8 +72,12 @@ class OpenAICompatibleClient:
         self.timeout = timeout_s
 
     def complete_json(self, system: str, user: str) -> dict:
-        body = {"model": self.model, "temperature": 0, "response_format": {"type": "json_object"},
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        }
         try:
             response = httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
             response.raise_for_status()
@@ -83,10 +91,13 @@ def make_client(settings: Settings) -> LLMClient:
     if settings.llm_backend == "gemini":
         if not settings.llm_api_key:
             raise LLMError("the Gemini backend needs PERSONALQ_LLM_API_KEY")
-        return GeminiClient(secret_value(settings.llm_api_key), settings.llm_model, settings.llm_base_url, settings.llm_timeout_s)
+        return GeminiClient(
+            secret_value(settings.llm_api_key), settings.llm_model, settings.llm_base_url, settings.llm_timeout_s
+        )
     if settings.llm_backend == "openai":
         if not settings.llm_base_url:
             raise LLMError("the OpenAI-compatible backend needs PERSONALQ_LLM_BASE_URL")
-        return OpenAICompatibleClient(settings.llm_base_url, settings.llm_model, secret_value(settings.llm_api_key),
-                                      settings.llm_timeout_s)
+        return OpenAICompatibleClient(
+            settings.llm_base_url, settings.llm_model, secret_value(settings.llm_api_key), settings.llm_timeout_s
+        )
     raise LLMError(f"no LLM client for backend {settings.llm_backend!r}")

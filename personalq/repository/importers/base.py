@@ -57,7 +57,11 @@ def ensure_inside(root: Path, path: Path, what: str = "path") -> Path:
     """Resolve ``path`` (symlinks included) and refuse it when it leaves ``root``."""
     try:
         resolved = path.resolve()
-    except (OSError, RuntimeError, ValueError) as exc:  # 3.11 raises RuntimeError for a symlink loop, ValueError for NUL
+    except (
+        OSError,
+        RuntimeError,
+        ValueError,
+    ) as exc:  # 3.11 raises RuntimeError for a symlink loop, ValueError for NUL
         raise ImportProblem(f"{what} {path} cannot be resolved: {exc}") from exc
     root = root.resolve()
     if resolved != root and root not in resolved.parents:
@@ -127,10 +131,19 @@ def parse_yaml(text: str, what: str, kind: str = "YAML") -> object:
         raise ImportProblem(f"malformed {kind} in {what}{where}: {getattr(exc, 'problem', None) or exc}") from exc
 
 
-_TYPE_NAMES = {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object", bool: "true or false"}
+_TYPE_NAMES = {
+    str: "text",
+    int: "a number",
+    float: "a number",
+    list: "a list",
+    dict: "an object",
+    bool: "true or false",
+}
 
 
-def typed_field(document: dict, key: str, kinds: type | tuple[type, ...], where: str, default: object = None) -> object:
+def typed_field(
+    document: dict, key: str, kinds: type | tuple[type, ...], where: str, default: object = None
+) -> object:
     """``document[key]`` checked for type; ``default`` when it is absent or null.
 
     Untrusted JSON and YAML put anything anywhere. Checking where a field is read turns ``"tags": 5`` into an
@@ -184,7 +197,9 @@ def read_safetensors_header(path: Path, root: Path) -> dict:
             raise ImportProblem(f"{path.name} is a pickle/zip checkpoint renamed to .safetensors; refusing to load it")
         (length,) = struct.unpack("<Q", prefix)
         if length == 0 or length > MAX_SAFETENSORS_HEADER or 8 + length > size:
-            raise ImportProblem(f"{path.name}: corrupt safetensors header (declared length {length:,}, file size {size:,})")
+            raise ImportProblem(
+                f"{path.name}: corrupt safetensors header (declared length {length:,}, file size {size:,})"
+            )
         raw = handle.read(length)
     try:
         header = parse_json(raw, "the header")
@@ -254,5 +269,7 @@ def card_from_fields(fields: dict, what: str) -> Card:
         problems = []
         for error in exc.errors():
             where = ".".join(str(p) for p in error["loc"]) or "card"
-            problems.append(f"missing required field '{where}'" if error["type"] == "missing" else f"{where}: {error['msg']}")
+            problems.append(
+                f"missing required field '{where}'" if error["type"] == "missing" else f"{where}: {error['msg']}"
+            )
         raise ImportProblem(f"{what}: " + "; ".join(problems)) from exc

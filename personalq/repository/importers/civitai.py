@@ -21,13 +21,20 @@ from personalq.repository.importers.base import (
 from personalq.repository.versions import slugify
 
 MODEL_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".bin", ".pth")
-_KINDS = {"lora": "lora", "locon": "lora", "lycoris": "lora", "dora": "lora", "textualinversion": "textual_inversion",
-          "checkpoint": "checkpoint", "hypernetwork": "lora"}
+_KINDS = {
+    "lora": "lora",
+    "locon": "lora",
+    "lycoris": "lora",
+    "dora": "lora",
+    "textualinversion": "textual_inversion",
+    "checkpoint": "checkpoint",
+    "hypernetwork": "lora",
+}
 _TAG = re.compile(r"<[^>]+>")
 
 
 def normalise_base_model(name: str | None) -> str:
-    """"SD 1.5" -> "sd-1.5", "SDXL 1.0" -> "sdxl", "SD 2.1 768" -> "sd-2.1"."""
+    """ "SD 1.5" -> "sd-1.5", "SDXL 1.0" -> "sdxl", "SD 2.1 768" -> "sd-2.1"."""
     if not name:
         return "sd-1.5"
     text = name.lower()
@@ -64,7 +71,9 @@ def version_card_fields(version: dict, model: dict, where: str = "Civitai metada
     version_name = _text(version, "name", where)
     return {
         "id": f"civitai-{typed_field(version, 'id', (int, str), where)}",
-        "name": f"{model_name} {version_name}".strip() if version_name and version_name not in model_name else model_name,
+        "name": f"{model_name} {version_name}".strip()
+        if version_name and version_name not in model_name
+        else model_name,
         "family": f"civitai-{model_id}-{slugify(model_name)[:60]}" if model_id else None,
         "version": version_name or None,
         "kind": _KINDS.get(str(typed_field(model, "type", str, where, "lora")).lower().replace(" ", ""), "lora"),

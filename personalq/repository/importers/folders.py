@@ -22,7 +22,9 @@ from personalq.repository.importers.base import (
 )
 from personalq.repository.versions import family_stem, parse_version, slugify
 
-_PROMPT_LEAD = re.compile(r"(?i)^\s*(?:a|an|the)?\s*(?:photo|picture|image|painting|drawing|render)?\s*(?:of)?\s*(?:a|an|the)?\s+")
+_PROMPT_LEAD = re.compile(
+    r"(?i)^\s*(?:a|an|the)?\s*(?:photo|picture|image|painting|drawing|render)?\s*(?:of)?\s*(?:a|an|the)?\s+"
+)
 _GENERIC_TAGS = ("dreambooth", "diffusers", "text-to-image", "stable-diffusion")
 
 
@@ -113,8 +115,10 @@ class TextualInversionImporter:
     format = "textual_inversion"
 
     def claims(self, path: Path, root: Path) -> bool:
-        return path.is_dir() and (path / "token_identifier.txt").is_file() and any(
-            (path / name).is_file() for name in ("learned_embeds.safetensors", "learned_embeds.bin")
+        return (
+            path.is_dir()
+            and (path / "token_identifier.txt").is_file()
+            and any((path / name).is_file() for name in ("learned_embeds.safetensors", "learned_embeds.bin"))
         )
 
     def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:

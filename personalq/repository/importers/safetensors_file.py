@@ -10,7 +10,13 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from personalq.repository.importers.base import ImportedCheckpoint, ImportProblem, card_from_fields, mtime, read_safetensors_header
+from personalq.repository.importers.base import (
+    ImportedCheckpoint,
+    ImportProblem,
+    card_from_fields,
+    mtime,
+    read_safetensors_header,
+)
 from personalq.repository.versions import family_stem, parse_version, slugify
 
 
@@ -24,7 +30,9 @@ def _timestamp(value: object) -> dt.datetime | None:
 
 
 def _base_model(meta: dict) -> str:
-    text = " ".join(str(meta.get(k, "")) for k in ("modelspec.architecture", "ss_base_model_version", "ss_sd_model_name")).lower()
+    text = " ".join(
+        str(meta.get(k, "")) for k in ("modelspec.architecture", "ss_base_model_version", "ss_sd_model_name")
+    ).lower()
     if "xl" in text:
         return "sdxl"
     if "v2" in text or "2-1" in text or "2.1" in text or "768-v" in text:
@@ -60,7 +68,10 @@ def _kind(tensor_names: list[str], meta: dict) -> str:
     joined = " ".join(tensor_names[:200])
     if "lora_" in joined or ".lora_down" in joined or "lora_A" in joined or meta.get("ss_network_module"):
         return "lora"
-    if any(n in ("emb_params", "string_to_param", "clip_l", "clip_g") for n in tensor_names) and len(tensor_names) <= 4:
+    if (
+        any(n in ("emb_params", "string_to_param", "clip_l", "clip_g") for n in tensor_names)
+        and len(tensor_names) <= 4
+    ):
         return "textual_inversion"
     return "checkpoint"
 
@@ -81,7 +92,9 @@ class SafetensorsImporter:
         title = meta.get("modelspec.title") or output_name
         frequencies = _tag_frequency(meta)
         trigger = meta.get("modelspec.trigger_phrase")
-        triggers = [t.strip() for t in str(trigger).split(",") if t.strip()] if trigger else [t for t, _ in frequencies[:1]]
+        triggers = (
+            [t.strip() for t in str(trigger).split(",") if t.strip()] if trigger else [t for t, _ in frequencies[:1]]
+        )
         tags = [t.strip() for t in str(meta.get("modelspec.tags", "")).split(",") if t.strip()]
         tags += [t for t, _ in frequencies[1:9] if t not in tags]
         created = (

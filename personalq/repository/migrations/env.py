@@ -16,7 +16,9 @@ target_metadata = metadata
 def run() -> None:
     connection = config.attributes.get("connection")
     if connection is None:
-        engine = engine_from_config(config.get_section(config.config_ini_section) or {}, prefix="sqlalchemy.", poolclass=pool.NullPool)
+        engine = engine_from_config(
+            config.get_section(config.config_ini_section) or {}, prefix="sqlalchemy.", poolclass=pool.NullPool
+        )
         with engine.begin() as connection:
             _migrate(connection)
     else:

@@ -4,6 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2026-11-22
 """
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -43,7 +44,13 @@ def upgrade() -> None:
     op.create_table(
         "checkpoint_terms",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("checkpoint_id", sa.String(128), sa.ForeignKey("checkpoints.id", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column(
+            "checkpoint_id",
+            sa.String(128),
+            sa.ForeignKey("checkpoints.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("field", sa.String(16), nullable=False),
         sa.Column("value", sa.String(300), nullable=False),
         sa.Column("position", sa.Integer, nullable=False),

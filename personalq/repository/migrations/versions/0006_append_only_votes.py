@@ -12,6 +12,7 @@ Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-24
 """
+
 import logging
 
 from alembic import op
@@ -29,7 +30,10 @@ SQLITE_UP = [
         BEGIN SELECT RAISE(ABORT, '{MESSAGE}'); END"""
     for action in ("UPDATE", "DELETE")
 ]
-SQLITE_DOWN = ["DROP TRIGGER IF EXISTS preference_votes_no_update", "DROP TRIGGER IF EXISTS preference_votes_no_delete"]
+SQLITE_DOWN = [
+    "DROP TRIGGER IF EXISTS preference_votes_no_update",
+    "DROP TRIGGER IF EXISTS preference_votes_no_delete",
+]
 
 POSTGRESQL_UP = [
     f"""CREATE FUNCTION preference_votes_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -46,14 +50,18 @@ POSTGRESQL_DOWN = [
     "DROP FUNCTION IF EXISTS preference_votes_append_only()",
 ]
 
-STATEMENTS = {"sqlite": {"upgrade": SQLITE_UP, "downgrade": SQLITE_DOWN},
-              "postgresql": {"upgrade": POSTGRESQL_UP, "downgrade": POSTGRESQL_DOWN}}
+STATEMENTS = {
+    "sqlite": {"upgrade": SQLITE_UP, "downgrade": SQLITE_DOWN},
+    "postgresql": {"upgrade": POSTGRESQL_UP, "downgrade": POSTGRESQL_DOWN},
+}
 
 
 def _run(step: str) -> None:
     dialect = op.get_context().dialect.name
     if dialect not in STATEMENTS:
-        log.warning("no append-only trigger for preference votes on %s: votes stay append-only by convention only", dialect)
+        log.warning(
+            "no append-only trigger for preference votes on %s: votes stay append-only by convention only", dialect
+        )
         return
     for statement in STATEMENTS[dialect][step]:
         op.execute(statement)
