@@ -13,6 +13,17 @@ from factories import (
 )
 
 
+def test_a_relative_path_is_stored_absolute(repository, tmp_path, monkeypatch):
+    """The app and the CLI run from different folders: what one stores, the other must find."""
+    write_kohya_lora(tmp_path / "loras" / "bear_v2.safetensors", output_name="bear_v2")
+    monkeypatch.chdir(tmp_path)
+    assert repository.import_paths(["loras"]).count("imported") == 1
+    monkeypatch.chdir("/")
+    card = repository.list()[0]
+    assert card.weights_path == str(tmp_path / "loras" / "bear_v2.safetensors")
+    assert card.source_path == str(tmp_path / "loras" / "bear_v2.safetensors")
+
+
 def test_card_folder_with_weights_and_preview(repository, tmp_path):
     folder = tmp_path / "cards"
     lora = write_kohya_lora(folder / "weights" / "bear-v4.safetensors")

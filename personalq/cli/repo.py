@@ -41,11 +41,17 @@ def import_(
     for outcome in report.outcomes:
         colour = {"error": typer.colors.RED, "skipped": typer.colors.YELLOW}.get(outcome.status)
         ident = f" {outcome.checkpoint_id}" if outcome.checkpoint_id else ""
-        typer.secho(f"{outcome.status:9}{ident}  {outcome.path}  {outcome.message}", fg=colour)
+        typer.secho(f"{outcome.status:9}{ident}  {_shown(outcome.path)}  {outcome.message}", fg=colour)
     rate = len([o for o in report.outcomes if o.status in ("imported", "updated")]) / max(report.seconds, 1e-9)
-    typer.echo(f"{report.summary()} in {report.seconds:.2f}s ({rate:.0f} checkpoints/s)")
+    typer.echo(f"{report.summary()} in {report.seconds:.2f}s ({rate:.{1 if rate < 10 else 0}f} checkpoints/s)")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _shown(path: str) -> str:
+    """A path as the person typed it: relative to the current folder when inside it (stored paths are absolute)."""
+    absolute = Path(path)
+    return str(absolute.relative_to(Path.cwd())) if absolute.is_relative_to(Path.cwd()) else path
 
 
 @app.command("list")

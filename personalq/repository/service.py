@@ -389,7 +389,7 @@ class Repository:
         started = time.perf_counter()
         report = ImportReport()
         staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
-        for entry in parse_paths([Path(p) for p in paths]):
+        for entry in parse_paths([Path(p).absolute() for p in paths]):  # stored paths must not depend on the cwd
             if on_entry:
                 on_entry(entry)
             if entry.error:
