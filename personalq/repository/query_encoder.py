@@ -1,10 +1,11 @@
-"""Query embeddings through ONNX Runtime: the same all-MiniLM-L6-v2 at half PyTorch's latency for one text.
+"""Query embeddings through ONNX Runtime: the same all-MiniLM-L6-v2 as the import, cheaper for one text.
 
-A Check-in request embeds one short text. In PyTorch eager that costs about 11 ms on two cores, nearly all of
-it per-operator dispatch rather than arithmetic; ONNX Runtime runs the same graph (transformer, mean pooling,
-normalization) in about 5 ms. The graph is exported once from the packaged weights and kept in a per-user
-cache named by the weights it came from, so every repository home on the machine shares one file. Should
-the export be impossible (no ``onnx`` package, an exporter error) queries fall back to PyTorch, with a warning.
+A Check-in request embeds one short text. In PyTorch eager that time goes mostly to per-operator dispatch rather
+than arithmetic; ONNX Runtime runs the same graph (transformer, mean pooling, normalization) with far less of it
+(timings: docs/libraries.md and benchmarks/README.md). The graph is exported once from the packaged weights
+and kept in a per-user cache named by the weights it came from, so every repository home on the machine shares
+one file. Should the export be impossible (no ``onnx`` package, an exporter error) queries fall back to
+PyTorch, with a warning.
 """
 
 from __future__ import annotations

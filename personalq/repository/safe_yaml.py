@@ -13,7 +13,7 @@ from __future__ import annotations
 import yaml
 
 MAX_DEPTH = 64  # real cards and model cards nest a handful of levels; the C composer crashes in the thousands
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster on large imports
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: parsing is most of a card import
 
 
 class RefusedYAML(yaml.MarkedYAMLError):
