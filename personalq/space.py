@@ -51,17 +51,17 @@ def _files_git_keeps(checkout: Path) -> set[Path] | None:
     return {(checkout / name).resolve() for name in listed.split("\0") if name}
 
 
-def _ignoring(checkout: Path, kept: set[Path] | None):
-    """A ``copytree`` ignore: caches and hidden files always; in a git checkout, also whatever git ignores."""
+def _ignoring(kept: set[Path] | None):
+    """A ``copytree`` ignore: caches and hidden files always; in a git checkout, also whatever git ignores (a
+    file git does not keep, a folder holding none)."""
+    kept_folders = {folder for path in kept or () for folder in path.parents}
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         skipped = set(_IGNORED(folder, names))
         if kept is not None:
             for name in names:
                 path = (Path(folder) / name).resolve()
-                if path.is_file() and path not in kept:
-                    skipped.add(name)
-                elif path.is_dir() and not any(k.is_relative_to(path) for k in kept):
+                if path not in (kept if path.is_file() else kept_folders):
                     skipped.add(name)
         return skipped
 
@@ -80,7 +80,7 @@ def build_space(out: Path, checkout: Path) -> SpaceFolder:
         shutil.copyfile(checkout / source, out / target)
     tracked = _files_git_keeps(checkout)
     for tree in SPACE_TREES:
-        shutil.copytree(checkout / tree, out / tree, ignore=_ignoring(checkout, tracked), symlinks=False)
+        shutil.copytree(checkout / tree, out / tree, ignore=_ignoring(tracked), symlinks=False)
     files = [p for p in out.rglob("*") if p.is_file()]
     folder = SpaceFolder(out, len(files), sum(p.stat().st_size for p in files))
     log.info("Space folder %s: %d files, %.0f MB", out, folder.files, folder.bytes / 2**20)

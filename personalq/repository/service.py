@@ -415,7 +415,8 @@ class Repository:
     def _embed_new(self, staged) -> dict:
         """Embed, before any lock is taken, the records whose content the repository does not hold yet (the
         expensive part of an import); a record whose id changes while writing is embedded after the commit."""
-        hashes = sorted({_content_hash(record.card, digest) for _, record, digest in staged})
+        contents = [_content_hash(record.card, digest) for _, record, digest in staged]
+        hashes = sorted(set(contents))
         with self.sessions() as session:
             stored = {
                 h
@@ -424,7 +425,7 @@ class Repository:
                     select(Checkpoint.content_hash).where(Checkpoint.content_hash.in_(hashes[start : start + 500]))
                 )
             }
-        new = [record.card for _, record, digest in staged if _content_hash(record.card, digest) not in stored]
+        new = [record.card for (_, record, _), content in zip(staged, contents) if content not in stored]
         return self.dense.embed([IndexedDoc(card.id, "", "", card.identity_text()) for card in new])
 
     def _write(self, staged, replace: bool, report: ImportReport, vectors: dict) -> None:
