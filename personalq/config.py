@@ -38,6 +38,18 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(default=None, description="endpoint override (a local server, a proxy)")
     llm_timeout_s: float = 20.0
     memory_budget_mb: int = 2048
+    gpu_dtype: Literal["auto", "float16", "bfloat16"] = Field(
+        default="auto",
+        description="the float type of bases on CUDA; auto: bfloat16 where the GPU supports it, else float16 "
+        "(the CPU always uses float32)",
+    )
+    calibration_size: int = Field(
+        default=256,
+        ge=64,
+        multiple_of=8,
+        description="largest image side calibration generates at before quantizing; a base whose native size "
+        "is smaller calibrates at its own",
+    )
     assets_dir: Path = DEFAULT_ASSETS
     model_cache: Path = Field(
         default_factory=lambda: Path.home() / ".cache" / "personalq",
@@ -117,6 +129,16 @@ class Settings(BaseSettings):
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def float_dtype(self):
+        """The float type a base loads in on the resolved device."""
+        import torch
+
+        if self.resolved_device() != "cuda":
+            return torch.float32
+        if self.gpu_dtype == "auto":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return getattr(torch, self.gpu_dtype)
 
     def prepare(self) -> "Settings":
         """Create the home folder; returns self so start-up can chain it."""

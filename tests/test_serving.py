@@ -105,7 +105,13 @@ def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(se
     folder.mkdir()
     save_file({k: v.contiguous() for k, v in unet.state_dict().items()}, str(folder / "merged.safetensors"))
     write_card(
-        folder, "merged-v1", name="Merged bear v1", kind="checkpoint", subjects=["bear"], weights="merged.safetensors"
+        folder,
+        "merged-v1",
+        name="Merged bear v1",
+        kind="checkpoint",
+        base_model="personalq-demo",
+        subjects=["bear"],
+        weights="merged.safetensors",
     )
     repository.import_paths([folder / "merged-v1.yaml"])
     card = repository.get("merged-v1")

@@ -16,7 +16,7 @@ from personalq.serving.variants import precision_config, variant_path
 
 def lora_card(folder, card_id: str, weights_name: str, seed: int):
     weights = write_kohya_lora(folder / weights_name, seed=seed)
-    write_card(folder, card_id, kind="lora", weights=weights_name, subjects=["corgi"])
+    write_card(folder, card_id, kind="lora", base_model="personalq-demo", weights=weights_name, subjects=["corgi"])
     return weights
 
 
@@ -30,14 +30,14 @@ def test_new_weights_under_an_old_id_get_their_own_variant_and_adapter(repositor
     assert repository.import_paths([folder]).ok
     engine, config, store = Engine(settings), precision_config("W8A8"), settings.home / "taq"
     old = repository.get("corgi-v1")
-    assert same_tensors(engine.adapter_tensors(old), load_file(weights))  # now warm in the cache
+    assert same_tensors(engine.adapter(old).state_dict, load_file(weights))  # now warm in the cache
 
     write_kohya_lora(weights, seed=1)  # retrained, re-imported under the same id
     assert repository.import_paths([folder], replace=True).ok
     new = repository.get("corgi-v1")
     assert new.weights_sha256 != old.weights_sha256
     assert variant_path(new, config, store) != variant_path(old, config, store)
-    assert same_tensors(engine.adapter_tensors(new), load_file(weights))
+    assert same_tensors(engine.adapter(new).state_dict, load_file(weights))
 
 
 def test_ids_that_slugify_alike_do_not_share_a_variant(repository, settings, tmp_path):

@@ -6,7 +6,7 @@ import logging
 
 import typer
 
-from personalq.cli import bench, checkin, quantize, repo, serve, space, zoo
+from personalq.cli import base, bench, checkin, generate, quantize, repo, serve, space, zoo
 
 app = typer.Typer(
     help="PersonalQ: select, quantize and serve personalized diffusion checkpoints.",
@@ -17,9 +17,11 @@ app.add_typer(repo.app, name="repo")
 app.add_typer(zoo.app, name="zoo")
 app.add_typer(bench.app, name="bench")
 app.add_typer(space.app, name="space")
+app.add_typer(base.app, name="base")
 app.command("serve")(serve.serve)
 app.command("checkin")(checkin.checkin)
 app.command("quantize")(quantize.quantize)
+app.command("generate")(generate.generate)
 
 
 def configure_logging(verbose: bool = False) -> None:

@@ -42,7 +42,8 @@ def quantize(
     from pydantic import ValidationError
 
     from personalq.repository.service import CheckpointNotFound, Repository
-    from personalq.serving.checkpoints import CheckpointLoadError, load_base, resolve_base
+    from personalq.serving.bases import served_base
+    from personalq.serving.checkpoints import CheckpointLoadError, load_base
     from personalq.serving.variants import beside_checkpoint, produce_variant, variant_name
     from personalq.taq.quantize import TAQConfig, save_quantized, weight_bytes
 
@@ -65,10 +66,14 @@ def quantize(
         fail(f"no checkpoint {checkpoint_id!r} in {settings.home}")
     if not checkpoint.weights_path:
         fail(f"{checkpoint_id} is a metadata-only card: there are no weights to quantize")
-    pipe = load_base(Path(resolve_base(settings, checkpoint)), settings.resolved_device())
-    full_bytes = weight_bytes(pipe.unet)
     try:
-        variant = produce_variant(pipe, checkpoint, config, captions, calibration_steps)
+        pipe = load_base(
+            Path(served_base(settings, checkpoint).location), settings.resolved_device(), settings.float_dtype()
+        )
+        full_bytes = weight_bytes(pipe.unet)
+        variant = produce_variant(
+            pipe, checkpoint, config, captions, calibration_steps, calibration_size=settings.calibration_size
+        )
     except CheckpointLoadError as error:
         fail(str(error))
     path = save_quantized(variant, (out or beside_checkpoint(checkpoint)) / variant_name(checkpoint, config))

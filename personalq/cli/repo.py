@@ -62,14 +62,25 @@ def list_(
     creator: Annotated[
         Optional[str], typer.Option(help="only checkpoints by this creator (Civitai user, modelspec.author)")
     ] = None,
+    base: Annotated[
+        Optional[str],
+        typer.Option(help="only checkpoints for this base: a key (sd-1.5, sdxl, pony) or Civitai's name ('SD 1.5')"),
+    ] = None,
     since: Annotated[Optional[str], typer.Option(help="created on or after YYYY-MM-DD")] = None,
     until: Annotated[Optional[str], typer.Option(help="created on or before YYYY-MM-DD")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
     home: HomeOption = None,
 ) -> None:
-    """One checkpoint per line, grouped by family and ordered by version."""
+    """One checkpoint per line (id, name, family, version, kind, created, trigger, base), grouped by family and
+    ordered by version."""
     filters = CheckpointFilter(
-        family=family, style=style, kind=kind, creator=creator, since=_date(since), until=_date(until, end=True)
+        family=family,
+        style=style,
+        kind=kind,
+        creator=creator,
+        base_model=base,
+        since=_date(since),
+        until=_date(until, end=True),
     )
     checkpoints = Repository(settings_for(home)).list(filters)
     if as_json:
@@ -77,7 +88,10 @@ def list_(
         return
     for c in checkpoints:
         trigger = c.canonical_trigger or "-"
-        typer.echo(f"{c.id}\t{c.name}\t{c.family}\t{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}")
+        typer.echo(
+            f"{c.id}\t{c.name}\t{c.family}\t{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}\t"
+            f"{c.base_model}"
+        )
 
 
 @app.command("show")

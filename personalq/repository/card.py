@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from personalq.repository.base_models import DEFAULT_BASE, normalise_base_model
 from personalq.repository.versions import family_stem, parse_version
 
 Kind = Literal["lora", "dreambooth", "textual_inversion", "checkpoint"]
@@ -85,7 +86,7 @@ class Card(BaseModel):
     family: str | None = None
     version: str | None = Field(default=None, max_length=200)  # the column's width; longer labels are no versions
     kind: Kind = "lora"
-    base_model: str = "sd-1.5"
+    base_model: str = DEFAULT_BASE
     creator: str | None = Field(default=None, max_length=200)  # who trained it: Civitai user, modelspec.author
     triggers: list[str] = Field(default_factory=list)
     subjects: list[str] = Field(default_factory=list)
@@ -113,6 +114,11 @@ class Card(BaseModel):
     @classmethod
     def _lists(cls, value: object) -> list[str]:
         return _as_list(value)
+
+    @field_validator("base_model", mode="before")
+    @classmethod
+    def _base_key(cls, value: object) -> str:
+        return normalise_base_model(None if value is None else str(value))
 
     @field_validator("created_at", "last_used_at", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from personalq.config import Settings
+from personalq.repository.base_models import normalise_base_model
 from personalq.repository.card import Card, StoredCheckpoint
 from personalq.repository.database import open_database
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
@@ -83,6 +84,7 @@ class CheckpointFilter:
     style: str | None = None
     kind: str | None = None
     creator: str | None = None
+    base_model: str | None = None  # a base key or anything that normalizes to one ("SD 1.5", "SDXL 1.0")
     text: str | None = None
     since: dt.datetime | None = None
     until: dt.datetime | None = None
@@ -234,6 +236,8 @@ class Repository:
             query = query.where(Checkpoint.kind == f.kind)
         if f.creator:
             query = query.where(func.lower(Checkpoint.creator) == f.creator.lower())
+        if f.base_model:
+            query = query.where(Checkpoint.base_model == normalise_base_model(f.base_model))
         if f.since:
             query = query.where(Checkpoint.created_at >= f.since)
         if f.until:

@@ -16,8 +16,15 @@ from typing import Iterator
 import torch
 from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 
-from personalq.bundled import base_dir
 from personalq.repository.card import StoredCheckpoint
+from personalq.serving.adapter_files import (
+    AdapterFileError,
+    LoraWeights,
+    load_textual_inversion,
+    read_lora,
+    read_textual_inversion,
+    unload_textual_inversion,
+)
 from personalq.serving.packaged import materialize
 
 log = logging.getLogger(__name__)
@@ -27,16 +34,21 @@ class CheckpointLoadError(RuntimeError):
     """A checkpoint whose weights cannot be applied to the base it names."""
 
 
-def load_base(path: Path, device: str = "cpu") -> DiffusionPipeline:
+def load_base(
+    path: Path, device: str = "cpu", dtype: torch.dtype = torch.float32, with_unet: bool = True
+) -> DiffusionPipeline:
     """A base pipeline folder (as written by ``save_pretrained``), with the files it takes from installed
     packages copied in first (see :mod:`personalq.serving.packaged`).
 
-    The class comes from the folder's model index (SD 1.5 layout for the demo, SDXL works the same way).
+    The class comes from the folder's model index: ``StableDiffusionPipeline`` for the demo and SD 1.x/2.x,
+    ``StableDiffusionXLPipeline`` for SDXL and its fine-tunes. ``with_unet=False`` leaves the UNet slot empty,
+    for a caller that fills it itself (serving a quantized variant never needs the float UNet in memory).
     """
     path = Path(path)
     materialize(path)
     index = json.loads((path / "model_index.json").read_text()) if (path / "model_index.json").exists() else {}
-    pipe = DiffusionPipeline.from_pretrained(path, dtype=torch.float32, **_no_safety_checker(index))
+    skipped = {} if with_unet else {"unet": None}
+    pipe = DiffusionPipeline.from_pretrained(path, dtype=dtype, **_no_safety_checker(index), **skipped)
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 
@@ -47,26 +59,8 @@ def _no_safety_checker(index: dict) -> dict:
     return {"safety_checker": None, "feature_extractor": None, "requires_safety_checker": False}
 
 
-def resolve_base(settings, checkpoint: StoredCheckpoint | None = None) -> str:
-    """The card's ``base_model`` as mapped in settings (a local folder or a Hub id); the bundled demo base otherwise,
-    and for no card at all."""
-    name = checkpoint.base_model if checkpoint is not None else None
-    return settings.base_models.get(name or "", str(base_dir(settings)))
-
-
 def adapter_name(checkpoint_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", checkpoint_id)
-
-
-def lora_file(checkpoint: StoredCheckpoint) -> Path:
-    """The adapter's safetensors file (a card may point at the file or at a folder holding it)."""
-    weights = _require_weights(checkpoint)
-    if weights.is_dir():
-        files = sorted(weights.glob("*.safetensors"))
-        if not files:
-            raise CheckpointLoadError(f"{weights} holds no .safetensors LoRA weights")
-        return files[0]
-    return weights
 
 
 def load_dreambooth_unet(
@@ -74,8 +68,10 @@ def load_dreambooth_unet(
 ) -> UNet2DConditionModel:
     """The full UNet of a DreamBooth fine-tune (a diffusers folder) or of a single-file checkpoint.
 
-    Single ``.safetensors`` files go through diffusers' single-file loading, which converts original SD 1.5
-    (LDM) key names; the architecture comes from the base's ``unet/config.json``, so nothing is fetched.
+    Single ``.safetensors`` files (WebUI / Civitai checkpoints) go through diffusers' single-file loading, which
+    converts the original LDM / SGM key names of SD 1.x, 2.x and SDXL; the architecture comes from the base's
+    ``unet/config.json``, so nothing is fetched. Only the UNet is taken: the request runs on the base's text
+    encoders and VAE, which fine-tunes rarely change.
     """
     weights = _require_weights(checkpoint)
     if weights.is_file():
@@ -85,8 +81,9 @@ def load_dreambooth_unet(
             )
         if base is None:
             raise CheckpointLoadError(f"{checkpoint.id}: a single-file checkpoint needs its base model's config")
+        local = Path(base).exists()  # a Hub id's config may be fetched; a folder's never
         return UNet2DConditionModel.from_single_file(
-            str(weights), config=str(base), subfolder="unet", torch_dtype=dtype
+            str(weights), config=str(base), subfolder="unet", torch_dtype=dtype, local_files_only=local
         ).to(device)
     unet_dir = weights / "unet" if (weights / "unet").is_dir() else weights
     # low_cpu_mem_usage would leave meta tensors behind the dtype cast
@@ -103,36 +100,44 @@ def _require_weights(checkpoint: StoredCheckpoint) -> Path:
     return Path(checkpoint.weights_path)
 
 
+def read_adapter(checkpoint: StoredCheckpoint) -> LoraWeights:
+    """A LoRA checkpoint's weights in any layout people download (kohya, diffusers, PEFT), read and checked."""
+    try:
+        return read_lora(_require_weights(checkpoint))
+    except AdapterFileError as error:
+        raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
+
+
 @contextlib.contextmanager
 def adapters_applied(
-    pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, lora_tensors: dict[str, torch.Tensor] | None = None
+    pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, lora: LoraWeights | None = None
 ) -> Iterator[StableDiffusionPipeline]:
-    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized).
+    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized); taken
+    off again afterwards, so the base is exactly restored.
 
-    ``lora_tensors``: the adapter file's tensors when a cache already holds them (diffusers converts kohya or
-    peft layouts from the dict exactly as from the file).
+    ``lora``: the adapter as :func:`read_adapter` gives it, when a cache already holds it.
     """
     weights = _require_weights(checkpoint)
     if checkpoint.kind == "lora":
         adapter = adapter_name(checkpoint.id)
-        if lora_tensors is not None:
-            pipe.load_lora_weights(dict(lora_tensors), adapter_name=adapter)  # a copy: loading consumes the dict
-        else:
-            file = lora_file(checkpoint)
-            pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=adapter)
+        lora = lora or read_adapter(checkpoint)
+        pipe.load_lora_weights(dict(lora.state_dict), adapter_name=adapter)  # a copy: loading consumes the dict
         pipe.set_adapters([adapter], adapter_weights=[1.0])
         try:
             yield pipe
         finally:
             pipe.unload_lora_weights()  # removes peft's wrappers too, so the base UNet is exactly restored
     elif checkpoint.kind == "textual_inversion":
-        file = weights if weights.is_file() else weights / "learned_embeds.safetensors"
         token = checkpoint.canonical_trigger
-        pipe.load_textual_inversion(str(file), token=token)
+        try:
+            embedding = read_textual_inversion(weights)
+            load_textual_inversion(pipe, embedding, token)
+        except AdapterFileError as error:
+            raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
         try:
             yield pipe
         finally:
-            pipe.unload_textual_inversion(token)
+            unload_textual_inversion(pipe, embedding, token)
     elif replaces_unet(checkpoint):
         yield pipe  # nothing to add: the UNet itself is the checkpoint
     else:

@@ -23,18 +23,18 @@ from typing import Iterator
 
 import torch
 from diffusers import DiffusionPipeline, UNet2DConditionModel
-from safetensors.torch import load_file
 
 from personalq.config import Settings
 from personalq.repository.card import StoredCheckpoint
+from personalq.serving.adapter_files import LoraWeights
+from personalq.serving.bases import served_base
 from personalq.serving.cache import MB, ModelCache
 from personalq.serving.checkpoints import (
     adapters_applied,
     load_base,
     load_dreambooth_unet,
-    lora_file,
+    read_adapter,
     replaces_unet,
-    resolve_base,
 )
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
@@ -91,23 +91,23 @@ class Engine:
     # -- resolution -----------------------------------------------------------------------------------------------
 
     def base_location(self, checkpoint: StoredCheckpoint) -> str:
-        return resolve_base(self.settings, checkpoint)
+        """The base pipeline ``checkpoint`` runs on; raises ``BaseMismatch`` (naming both bases) when its base is not
+        configured or its weights were made for another architecture."""
+        return served_base(self.settings, checkpoint).location
 
     def pipeline(self, base: str) -> DiffusionPipeline:
         if base not in self._pipelines:
-            pipe = load_base(Path(base), self.device) if Path(base).exists() else self._hub_pipeline(base)
-            float_unet = pipe.unet
-            self.cache.pin(
-                weight_bytes(pipe.text_encoder) + weight_bytes(pipe.vae), f"the text encoder and VAE of {base}"
-            )
+            dtype = self.settings.float_dtype()
+            local = Path(base).exists()
+            pipe = load_base(Path(base), self.device, dtype, False) if local else self._hub_pipeline(base, dtype)
+            shared = [m for m in pipe.components.values() if isinstance(m, torch.nn.Module)]
+            self.cache.pin(sum(weight_bytes(m) for m in shared), f"the text encoders and VAE of {base}")
             self._pipelines[base] = pipe
-            self.cache.put(("unet", base, "FP32"), float_unet, weight_bytes(float_unet), f"the float UNet of {base}")
         return self._pipelines[base]
 
-    def _hub_pipeline(self, repo_id: str) -> DiffusionPipeline:
+    def _hub_pipeline(self, repo_id: str, dtype: torch.dtype) -> DiffusionPipeline:
         """A Hub base (SD 1.5, SDXL, ...): ``DiffusionPipeline`` picks the pipeline class from its model index."""
-        dtype = torch.float16 if self.device == "cuda" else torch.float32
-        pipe = DiffusionPipeline.from_pretrained(repo_id, dtype=dtype)
+        pipe = DiffusionPipeline.from_pretrained(repo_id, dtype=dtype, unet=None)
         pipe.set_progress_bar_config(disable=True)
         return pipe.to(self.device)
 
@@ -118,7 +118,7 @@ class Engine:
         if checkpoint is not None and replaces_unet(checkpoint):
             return self.cache.get_or_load(
                 ("unet", weights_key(checkpoint), "FP32"),
-                lambda: load_dreambooth_unet(checkpoint, device=self.device, base=base),
+                lambda: load_dreambooth_unet(checkpoint, self.settings.float_dtype(), self.device, base),
                 weight_bytes,
                 f"the fine-tuned UNet of {checkpoint.id}",
             )
@@ -127,8 +127,9 @@ class Engine:
         )
 
     def _load_float_unet(self, base: str) -> UNet2DConditionModel:
-        """Reload an evicted base UNet alone (the rest of its pipeline stays resident)."""
-        dtype = self._pipelines[base].unet.dtype if base in self._pipelines else torch.float32
+        """The base's float UNet alone (the rest of its pipeline stays resident); loaded on first use, so a process
+        that serves only quantized variants never holds it."""
+        dtype = self.settings.float_dtype()
         return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(
             self.device
         )
@@ -145,29 +146,50 @@ class Engine:
             base = self.base_location(checkpoint)
             pipe = self.pipeline(base)
             pipe.unet = self.float_unet(base)
-            variant = produce_variant(pipe, checkpoint, config, self.calibration_captions, self.calibration_steps)
+            variant = produce_variant(
+                pipe,
+                checkpoint,
+                config,
+                self.calibration_captions,
+                self.calibration_steps,
+                self.settings.calibration_size,
+            )
             save_quantized(variant, path)
             log.info("stored %s", path)
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
-    def adapter_tensors(self, checkpoint: StoredCheckpoint) -> dict[str, torch.Tensor] | None:
-        """A LoRA adapter's tensors, kept in the cache beside the UNets (None for other kinds)."""
+    def adapter(self, checkpoint: StoredCheckpoint) -> LoraWeights | None:
+        """A LoRA adapter as read from its file, kept in the cache beside the UNets (None for other kinds)."""
         if checkpoint.kind != "lora":
             return None
         return self.cache.get_or_load(
             ("adapter", weights_key(checkpoint)),
-            lambda: load_file(str(lora_file(checkpoint))),
-            lambda tensors: sum(t.numel() * t.element_size() for t in tensors.values()),
+            lambda: read_adapter(checkpoint),
+            lambda lora: sum(t.numel() * t.element_size() for t in lora.state_dict.values()),
             f"the LoRA adapter {checkpoint.id}",
         )
+
+    def native_size(self, checkpoint: StoredCheckpoint) -> int:
+        """The image side the checkpoint's base was trained at (64 for the demo, 512 for SD 1.5, 1024 for SDXL)."""
+        with self._lock:
+            base = self.base_location(checkpoint)
+            pipe = self.pipeline(base)
+        return UNet2DConditionModel.load_config(base, subfolder="unet")["sample_size"] * pipe.vae_scale_factor
+
+    def variant_is_stored(self, checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True) -> bool:
+        """Whether ``precision`` needs no quantization for this checkpoint (full precision, cached or stored)."""
+        config = precision_config(precision, trigger_aware)
+        if config is None or self.cache.get(("unet", variant_name(checkpoint, config))) is not None:
+            return True
+        return variant_path(checkpoint, config, self.settings.home / "taq").exists()
 
     def unet_bytes_at(
         self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False
     ) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized); by default
         the base of cards that name none."""
-        base = base or resolve_base(self.settings)
+        base = base or served_base(self.settings).location
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
             self.pipeline(base)
@@ -193,8 +215,13 @@ class Engine:
         params: GenerationParams | None = None,
         cancel: threading.Event | None = None,
         float_kv: bool = False,
+        previews: bool = True,
     ) -> Iterator[Frame]:
-        """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``."""
+        """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``.
+
+        The base is checked first: a checkpoint whose base is not configured, or whose weights do not fit it, raises
+        ``BaseMismatch`` before anything loads.
+        """
         params = params or GenerationParams()
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         base = self.base_location(checkpoint)
@@ -211,7 +238,7 @@ class Engine:
                     if variant is None
                     else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
                 )
-                with adapters_applied(pipe, checkpoint, self.adapter_tensors(checkpoint)):
+                with adapters_applied(pipe, checkpoint, self.adapter(checkpoint)):
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(
@@ -228,7 +255,7 @@ class Engine:
                     log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
                 return result.images[0]
 
-        yield from stream(run, params.steps, cancel)
+        yield from stream(run, params.steps, cancel, previews)
 
 
 def _protecting(variant: QuantizedUNet | None, mask):

@@ -29,7 +29,7 @@ class GenerationParams(BaseModel):
 
 @dataclass
 class Frame:
-    image: Image.Image
+    image: Image.Image | None  # None for a step whose preview was not asked for
     step: int
     total: int
     seconds: float  # since the stream started
@@ -49,8 +49,14 @@ def decode_preview(pipe, latents: torch.Tensor) -> Image.Image:
 Runner = Callable[[Callable], Image.Image]  # runs the pipeline with a step callback, returns the final image
 
 
-def stream(run: Runner, total_steps: int, cancel: threading.Event | None = None) -> Iterator[Frame]:
-    """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one."""
+def stream(
+    run: Runner, total_steps: int, cancel: threading.Event | None = None, previews: bool = True
+) -> Iterator[Frame]:
+    """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one.
+
+    ``previews=False`` skips decoding each step's latents (a full VAE decode: seconds per step at 512 px on a CPU);
+    the step frames then carry no image, only the progress.
+    """
     cancel = cancel or threading.Event()
     frames: queue.Queue = queue.Queue()
     started = time.perf_counter()
@@ -59,9 +65,8 @@ def stream(run: Runner, total_steps: int, cancel: threading.Event | None = None)
     def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
         if cancel.is_set():
             raise Cancelled()
-        frames.put(
-            Frame(decode_preview(pipeline, tensors["latents"]), step + 1, total_steps, time.perf_counter() - started)
-        )
+        image = decode_preview(pipeline, tensors["latents"]) if previews else None
+        frames.put(Frame(image, step + 1, total_steps, time.perf_counter() - started))
         return tensors
 
     def work() -> None:

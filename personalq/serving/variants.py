@@ -106,6 +106,11 @@ def calibration_subject(checkpoint: StoredCheckpoint) -> str:
     return checkpoint.subjects[0] if checkpoint.subjects else "subject"
 
 
+def calibration_side(pipe, cap: int | None) -> int | None:
+    native = pipe.unet.config.sample_size * pipe.vae_scale_factor
+    return native if cap is None else min(native, cap)
+
+
 @torch.no_grad()
 def produce_variant(
     pipe: StableDiffusionPipeline,
@@ -113,8 +118,13 @@ def produce_variant(
     config: TAQConfig,
     captions: int = 64,
     calibration_steps: int = 10,
+    calibration_size: int | None = None,
 ) -> QuantizedUNet:
-    """Calibrate ``checkpoint`` in full precision on ``pipe`` (whose UNet must be the float base), then quantize."""
+    """Calibrate ``checkpoint`` in full precision on ``pipe`` (whose UNet must be the float base), then quantize.
+
+    ``calibration_size`` caps the image side calibration generates at (a 512-px base calibrated at 512 on a CPU
+    takes hours); a base whose native size is smaller calibrates at its own.
+    """
     observer = None
     with applied(pipe, checkpoint) as p:
         if config.needs_calibration:
@@ -126,6 +136,7 @@ def produce_variant(
                 steps=calibration_steps,
                 timestep_groups=config.timestep_groups,
                 keep_inputs=8 if config.rounding == "adaround" else 0,
+                size=calibration_side(p, calibration_size),
             )
         fine_tuned = copy.deepcopy(p.unet) if checkpoint.kind in ("dreambooth", "checkpoint") else None
     target = fine_tuned if fine_tuned is not None else copy.deepcopy(pipe.unet)

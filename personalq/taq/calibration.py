@@ -149,10 +149,12 @@ def calibrate(
     batch: int = 16,
     seed: int = 0,
     keep_inputs: int = 0,
+    size: int | None = None,
 ) -> Observer:
     """Observe every activation site of ``pipe.unet`` while generating ``prompts``; K/V per protection mode.
 
-    ``keep_inputs`` > 0 also keeps that many whole inputs per layer, which AdaRound optimizes against.
+    ``keep_inputs`` > 0 also keeps that many whole inputs per layer, which AdaRound optimizes against. ``size``:
+    the image side to generate at (the pipeline's default when None).
     """
     context = QuantContext(timestep_groups=timestep_groups, observer=Observer(seed=seed, keep_inputs=keep_inputs))
     with observing(pipe.unet, context):
@@ -165,6 +167,8 @@ def calibrate(
                 num_inference_steps=steps,
                 guidance_scale=guidance_scale,
                 output_type="latent",
+                height=size,
+                width=size,
                 generator=torch.Generator().manual_seed(seed + start),
             )
     log.info("calibrated %d sites on %d prompts x %d steps", len(context.observer.sites()), len(prompts), steps)

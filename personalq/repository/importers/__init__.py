@@ -1,6 +1,6 @@
 """Turning paths into checkpoint records: walk, recognise each entry by content, and report per entry.
 
-Folder formats (diffusers pipelines, textual-inversion concepts) are units of their own and are not
+Folder formats (diffusers pipelines, LoRA folders, textual-inversion concepts) are units of their own and are not
 descended into. Card files and Civitai metadata run first, because the weights and previews they reference
 are then "claimed" and not imported a second time as bare files.
 
@@ -27,10 +27,14 @@ from personalq.repository.importers.base import (
 )
 from personalq.repository.importers.card_files import CardFileImporter
 from personalq.repository.importers.civitai import CivitaiImporter
-from personalq.repository.importers.folders import DiffusersFolderImporter, TextualInversionImporter
+from personalq.repository.importers.folders import (
+    DiffusersFolderImporter,
+    LoraFolderImporter,
+    TextualInversionImporter,
+)
 from personalq.repository.importers.safetensors_file import SafetensorsImporter
 
-FOLDER_IMPORTERS: tuple[Importer, ...] = (DiffusersFolderImporter(), TextualInversionImporter())
+FOLDER_IMPORTERS: tuple[Importer, ...] = (DiffusersFolderImporter(), LoraFolderImporter(), TextualInversionImporter())
 METADATA_IMPORTERS: tuple[Importer, ...] = (CivitaiImporter(), CardFileImporter())
 FILE_IMPORTERS: tuple[Importer, ...] = (SafetensorsImporter(),)
 
@@ -165,6 +169,8 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
         resolved = entry.resolve()  # resolvable: _read_metadata resolved every remaining entry already
         if resolved in claimed or any(parent in claimed for parent in resolved.parents):
             continue
+        if entry.is_dir() and any(resolved in path.parents for path in claimed):
+            continue  # a folder unit whose files a card already imports (a LoRA folder the card's weights point in)
         parsed = _guarded(entry, partial(_read_content, entry, root))
         if parsed is not None:
             results.append(parsed)

@@ -7,6 +7,7 @@ import html
 import re
 from pathlib import Path
 
+from personalq.repository.base_models import normalise_base_model
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
     ImportProblem,
@@ -31,17 +32,6 @@ _KINDS = {
     "hypernetwork": "lora",
 }
 _TAG = re.compile(r"<[^>]+>")
-
-
-def normalise_base_model(name: str | None) -> str:
-    """ "SD 1.5" -> "sd-1.5", "SDXL 1.0" -> "sdxl", "SD 2.1 768" -> "sd-2.1"."""
-    if not name:
-        return "sd-1.5"
-    text = name.lower()
-    if "xl" in text:
-        return "sdxl"
-    match = re.search(r"(\d)\.(\d)", text)
-    return f"sd-{match.group(1)}.{match.group(2)}" if match else slugify(name)
 
 
 def plain_text(markup: str | None, limit: int = 2000) -> str:

@@ -1,10 +1,13 @@
-"""Folder formats: diffusers DreamBooth pipelines and textual-inversion concept folders."""
+"""Folder formats: diffusers DreamBooth pipelines, LoRA folders (diffusers' and PEFT's), textual-inversion
+concept folders."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from personalq.repository.base_models import DEFAULT_BASE, normalise_base_model
+from personalq.repository.importers.architecture import BASE_KEY_OF, weights_architecture
 from personalq.repository.importers.base import (
     MAX_CARD_BYTES,
     ImportedCheckpoint,
@@ -60,6 +63,15 @@ def split_instance_prompt(prompt: str) -> tuple[list[str], list[str]]:
     return [" ".join(words[:-1])], [words[-1]]
 
 
+def folder_base(meta: dict, folder: Path) -> str:
+    """The base a model card's front matter names (a Hub id, or a list of them); else the one the weights' shapes
+    fit; SD 1.5 when neither tells."""
+    base = meta.get("base_model")
+    if base:
+        return normalise_base_model(" ".join(map(str, base)) if isinstance(base, list) else str(base))
+    return BASE_KEY_OF.get(weights_architecture(folder) or "", DEFAULT_BASE)
+
+
 def latest_mtime(folder: Path):
     return max(mtime(p) for p in [folder, *folder.rglob("*")] if not p.is_symlink())
 
@@ -88,7 +100,6 @@ class DiffusersFolderImporter:
         prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
         triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
         tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
-        base = str(meta.get("base_model") or "")  # text or a list of models: only "xl" in it matters
         version = parse_version(path.name)
         fields = {
             "id": slugify(path.name),
@@ -96,7 +107,7 @@ class DiffusersFolderImporter:
             "family": family_stem(path.name),
             "version": version.short if version.number is not None else None,
             "kind": "dreambooth",
-            "base_model": "sdxl" if "xl" in base.lower() else "sd-1.5",
+            "base_model": folder_base(meta, path),
             "triggers": triggers,
             "subjects": subjects,
             "tags": [t for t in tags if t not in _GENERIC_TAGS],
@@ -143,9 +154,56 @@ class TextualInversionImporter:
             "triggers": [token],
             "subjects": [] if concept == "style" else words,
             "styles": [name.replace("-", " ")] if concept == "style" else [],
+            "base_model": folder_base({}, path),
             "tags": [concept],
             "description": f"Textual-inversion {concept} concept {token}",
             "created_at": latest_mtime(path),
         }
         card = card_from_fields(fields, path.name)
         return [ImportedCheckpoint(card, self.format, path, weights, None, False, (path,))]
+
+
+LORA_FILES = ("pytorch_lora_weights.safetensors", "adapter_model.safetensors")
+
+
+class LoraFolderImporter:
+    """A LoRA saved as a folder: diffusers' ``save_lora_weights`` (``pytorch_lora_weights.safetensors``, and a
+    model card from its training scripts) or PEFT's ``save_pretrained`` (``adapter_model.safetensors`` with
+    ``adapter_config.json``, whose ``base_model_name_or_path`` names the base)."""
+
+    format = "diffusers_lora"
+
+    def claims(self, path: Path, root: Path) -> bool:
+        return path.is_dir() and any((path / name).is_file() for name in LORA_FILES)
+
+    def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
+        weights = next(path / name for name in LORA_FILES if (path / name).is_file())
+        if not [k for k in read_safetensors_header(weights, root) if k != "__metadata__"]:
+            raise ImportProblem(f"{path.name}/{weights.name} holds no tensors")
+        meta = model_card_front_matter(path, root)
+        where = f"{path.name}/README.md"
+        adapter_config = path / "adapter_config.json"
+        peft = read_json(adapter_config, root) if present(adapter_config) else {}
+        if not isinstance(peft, dict):
+            raise ImportProblem(f"{path.name}/adapter_config.json must be a JSON object")
+        if not meta.get("base_model") and peft.get("base_model_name_or_path"):
+            meta = {**meta, "base_model": str(peft["base_model_name_or_path"])}
+        prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
+        triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
+        tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
+        version = parse_version(path.name)
+        fields = {
+            "id": slugify(path.name),
+            "name": path.name.replace("_", " ").replace("-", " "),
+            "family": family_stem(path.name),
+            "version": version.short if version.number is not None else None,
+            "kind": "lora",
+            "base_model": folder_base(meta, path),
+            "triggers": triggers,
+            "subjects": subjects,
+            "tags": [t for t in tags if t not in (*_GENERIC_TAGS, "lora", "template:sd-lora")],
+            "description": f"LoRA; instance prompt: {prompt}" if prompt else "LoRA adapter",
+            "created_at": latest_mtime(path),
+        }
+        card = card_from_fields(fields, path.name)
+        return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]

@@ -10,6 +10,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from personalq.repository.base_models import DEFAULT_BASE
+from personalq.repository.importers.architecture import BASE_KEY_OF, tensors_architecture
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
     ImportProblem,
@@ -29,7 +31,9 @@ def _timestamp(value: object) -> dt.datetime | None:
         return None
 
 
-def _base_model(meta: dict) -> str:
+def _base_model(meta: dict, shapes: dict[str, list[int]]) -> str:
+    """The base kohya's metadata names; else the one the tensor shapes fit (a file trained without metadata, an
+    embedding); SD 1.5 when neither tells."""
     text = " ".join(
         str(meta.get(k, "")) for k in ("modelspec.architecture", "ss_base_model_version", "ss_sd_model_name")
     ).lower()
@@ -37,7 +41,7 @@ def _base_model(meta: dict) -> str:
         return "sdxl"
     if "v2" in text or "2-1" in text or "2.1" in text or "768-v" in text:
         return "sd-2.1"
-    return "sd-1.5"
+    return BASE_KEY_OF.get(tensors_architecture(shapes) or "", DEFAULT_BASE)
 
 
 def _tag_frequency(meta: dict) -> list[tuple[str, int]]:
@@ -85,7 +89,8 @@ class SafetensorsImporter:
     def read(self, path: Path, root: Path) -> list[ImportedCheckpoint]:
         header = read_safetensors_header(path, root)
         meta = _metadata(header, path)
-        tensors = [k for k in header if k != "__metadata__"]
+        shapes = {k: v.get("shape", []) for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
+        tensors = list(shapes)
         if not tensors:
             raise ImportProblem(f"{path.name}: the safetensors file holds no tensors")
         output_name = meta.get("ss_output_name") or path.stem
@@ -110,7 +115,7 @@ class SafetensorsImporter:
             "family": family_stem(output_name),
             "version": version.short if version.number is not None else None,
             "kind": _kind(tensors, meta),
-            "base_model": _base_model(meta),
+            "base_model": _base_model(meta, shapes),
             "creator": meta.get("modelspec.author") or None,
             "triggers": triggers,
             "tags": tags,
