@@ -121,18 +121,26 @@ def adapters_applied(
     if checkpoint.kind == "lora":
         adapter = adapter_name(checkpoint.id)
         lora = lora or read_adapter(checkpoint)
-        pipe.load_lora_weights(dict(lora.state_dict), adapter_name=adapter)  # a copy: loading consumes the dict
-        pipe.set_adapters([adapter], adapter_weights=[1.0])
+        try:
+            pipe.load_lora_weights(dict(lora.state_dict), adapter_name=adapter)  # a copy: loading consumes the dict
+            pipe.set_adapters([adapter], adapter_weights=[1.0])
+        except (ValueError, TypeError, RuntimeError, KeyError) as error:  # shapes or names this base does not have
+            pipe.unload_lora_weights()
+            raise CheckpointLoadError(f"{checkpoint.id}: the LoRA does not fit this base: {error}"[:1000]) from error
         try:
             yield pipe
         finally:
             pipe.unload_lora_weights()  # removes peft's wrappers too, so the base UNet is exactly restored
     elif checkpoint.kind == "textual_inversion":
         token = checkpoint.canonical_trigger
+        if not token:
+            raise CheckpointLoadError(
+                f"{checkpoint.id}: an embedding needs a trigger to load under; its card has none"
+            )
         try:
             embedding = read_textual_inversion(weights)
             load_textual_inversion(pipe, embedding, token)
-        except AdapterFileError as error:
+        except (AdapterFileError, ValueError) as error:
             raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
         try:
             yield pipe

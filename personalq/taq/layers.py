@@ -135,6 +135,15 @@ class QuantizedLinear(_Quantized, nn.Linear):
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):
+    def __new__(cls, *args, **kwargs):
+        """Constructed with ``nn.Conv2d``'s own signature (``in_channels, out_channels, kernel_size, ...``), the
+        class gives a plain float ``nn.Conv2d``: peft builds a LoRA's low-rank convolutions as
+        ``type(base_layer)(in_channels, rank, kernel_size, ...)``, and those stay in full precision on top of the
+        quantized layer."""
+        if args and not isinstance(args[0], nn.Conv2d):
+            return nn.Conv2d(*args, **kwargs)
+        return super().__new__(cls)
+
     def __init__(
         self,
         source: nn.Conv2d,

@@ -100,6 +100,9 @@ class SafetensorsImporter:
         triggers = (
             [t.strip() for t in str(trigger).split(",") if t.strip()] if trigger else [t for t, _ in frequencies[:1]]
         )
+        kind = _kind(tensors, meta)
+        if kind == "textual_inversion" and not triggers:
+            triggers = [path.stem]  # the WebUI calls an embedding by its file name
         tags = [t.strip() for t in str(meta.get("modelspec.tags", "")).split(",") if t.strip()]
         tags += [t for t, _ in frequencies[1:9] if t not in tags]
         created = (
@@ -114,7 +117,7 @@ class SafetensorsImporter:
             "name": title,
             "family": family_stem(output_name),
             "version": version.short if version.number is not None else None,
-            "kind": _kind(tensors, meta),
+            "kind": kind,
             "base_model": _base_model(meta, shapes),
             "creator": meta.get("modelspec.author") or None,
             "triggers": triggers,
