@@ -59,6 +59,14 @@ def test_may_and_march_are_months_only_in_date_context():
     assert parse("a march of penguins").created == []
 
 
+def test_a_season_that_describes_the_scene_is_no_date():
+    assert parse("a winter forest with my inkwolf lora").created == []
+    assert parse("a girl at a summer festival").created == []
+    assert parse("my winter lora").created
+    assert parse("the dog model from last winter").created
+    assert parse("the one I trained in summer").created
+
+
 def test_relative_windows():
     yesterday = parse("the dog from yesterday").created[0]
     assert (yesterday.start, yesterday.end) == (dt.datetime(2026, 11, 21), dt.datetime(2026, 11, 22))
@@ -123,4 +131,5 @@ def test_prompt_keeps_the_image_and_drops_the_selection():
         prompt_text(parse("generate my cat created in spring 2025 sleeping on a sofa")) == "a cat sleeping on a sofa"
     )
     assert prompt_text(parse("epoch 4 of my plushie")) == "a plushie"
+    assert prompt_text(parse("a boat with"), [(0, 0)]) == "a boat"  # the words after "with" named the checkpoint
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"

@@ -372,7 +372,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
-    text = re.sub(r"\b(?:of|from|in|on|at)\s*$", "", text).strip(" ,.;:-")
+    text = re.sub(r"\b(?:of|from|in|on|at|with|using|by)\s*$", "", text).strip(" ,.;:-")
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""

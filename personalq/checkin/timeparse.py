@@ -31,6 +31,15 @@ _DATEISH_BEFORE = re.compile(
 _DATEISH_AFTER = re.compile(
     r"^\s*(?:\d|'|model|checkpoint|lora|version|build|one|ones|dog|cat|\w+\s+(?:model|one|checkpoint|lora))", re.I
 )
+_SEASON_DATE_BEFORE = re.compile(
+    r"\b(?:from|since|during|last|this|early|late|mid|until|before|after|past|trained|made|created)\s+(?:the\s+)?$",
+    re.I,
+)
+_SCENE_NOUN_AFTER = re.compile(
+    r"^\s+(?!(?:and|or|of|in|on|at|with|for|from|to|by|the|a|an|models?|checkpoints?|loras?|versions?|ones?|"
+    r"embeddings?|builds?)\b)[a-z]{3,}",
+    re.I,
+)
 _ORDINAL_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 
 
@@ -186,10 +195,21 @@ def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
         found.add(windows, m.span())
 
 
+def _describes_scene(text: str, match: re.Match) -> bool:
+    """A season word that modifies the noun after it ("a winter forest", "a summer festival") describes the
+    picture, unless a date cue comes before it ("from summer", "last winter") or the noun is the model ("my
+    winter lora")."""
+    if _year_of(match) is not None or _SEASON_DATE_BEFORE.search(text[: match.start()]):
+        return False
+    after = text[match.end() :]
+    return bool(_SCENE_NOUN_AFTER.match(after)) and not _DATEISH_AFTER.match(after)
+
+
 def _seasons(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """ "summer", "winter 2024", "fall of '23"."""
+    """ "summer", "winter 2024", "fall of '23"; not "a winter forest"."""
     for m in re.finditer(rf"\b(?P<season>spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
-        found.add(_season_windows(m["season"], _year_of(m), now), m.span())
+        if not _describes_scene(lowered, m):
+            found.add(_season_windows(m["season"], _year_of(m), now), m.span())
 
 
 def _relative_phrases(lowered: str, now: dt.datetime, found: _Found) -> None:

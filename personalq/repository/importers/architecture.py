@@ -90,7 +90,7 @@ def tensors_architecture(shapes: dict[str, tuple[int, ...]]) -> Architecture | N
             return architecture
     if "clip_g" in names:
         return "sdxl"
-    if names & _EMBEDDING_NAMES or len(names) == 1:  # an embedding: vectors of the text encoder's width
+    if names & _EMBEDDING_NAMES or (len(names) == 1 and "lora" not in min(names)):  # an embedding's vectors
         shape = shapes[min(names)]
         return _TEXT_WIDTH.get(shape[-1]) if shape else None
     return lora_architecture(shapes)
