@@ -229,3 +229,7 @@ def test_the_benchmark_prints_a_confusion_table_and_every_miss_with_its_reason(c
     miss = next(line for line in result.output.splitlines() if line.startswith("| t-3 |"))
     assert "selected fox-1" in miss and "no_match" in miss and "version 7" in miss
     assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["t-1", "t-2", "t-3"]
+
+
+def test_a_season_before_a_noun_is_the_picture_not_a_date(checkin):
+    assert picked(checkin, "a summer field with kitefest v2") == ("selected", "kite-2")  # made in February
