@@ -132,4 +132,6 @@ def test_prompt_keeps_the_image_and_drops_the_selection():
     )
     assert prompt_text(parse("epoch 4 of my plushie")) == "a plushie"
     assert prompt_text(parse("a boat with"), [(0, 0)]) == "a boat"  # the words after "with" named the checkpoint
+    text = "frostnymph_xl on a snowy hill"  # "xl" names the card, but inside its trigger it stays
+    assert prompt_text(parse(text), [(11, 13)]) == "a frostnymph_xl on a snowy hill"
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"

@@ -356,6 +356,12 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def _inside_compound(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a word joined by underscores ("xl" of "frostnymph_xl", a trigger the
+    prompt keeps whole)."""
+    return (start > 0 and text[start - 1] == "_") or text[end : end + 1] == "_"
+
+
 def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     """The request with its selection phrases (and the ``naming`` spans: the words that named the
     checkpoint) removed: what the image should show."""
@@ -364,6 +370,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     cuts = [
         (start - len(_DANGLING.search(text[:start]).group(0)), end)
         for start, end in [*intent.selection_spans, *naming]
+        if not _inside_compound(text, start, end)
     ]
     for start, end in reversed(_merge(cuts)):
         text = text[:start] + " " + text[end:]
