@@ -65,6 +65,7 @@ def generate(
 ) -> None:
     """Pick the checkpoint the request means, rewrite the prompt with its trigger, and generate the image."""
     from pydantic import ValidationError
+    from tqdm.auto import tqdm
 
     from personalq.checkin.agent import InvalidRequest
     from personalq.checkin.backends import make_checkin
@@ -124,8 +125,6 @@ def generate(
     try:
         if not engine.variant_is_stored(card, precision, trigger_aware):
             typer.echo(f"preparing {precision} for {card.id} (first use; stored for next time)", err=True)
-        from tqdm.auto import tqdm
-
         with tqdm(total=steps, desc="denoising", unit="step", leave=False) as bar:
             for frame in engine.generate(card, prompt, precision, trigger_aware, params, previews=False):
                 bar.update(frame.step - bar.n)

@@ -188,7 +188,7 @@ class Engine:
         self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False
     ) -> int:
         """The resident size of the base's UNet at ``precision`` (from its shapes; nothing is quantized); by default
-        the base of cards that name none."""
+        the bundled demo base."""
         base = base or served_base(self.settings).location
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
