@@ -41,21 +41,26 @@ def configured_bases(settings: Settings) -> dict[str, str]:
 
 
 def pipeline_architecture(location: str) -> str | None:
-    """The architecture of a base pipeline folder, from its configs: SDXL by its pipeline class, SD 2.x by the
-    1024-wide CLIP (OpenCLIP-H) text encoder, SD 1.x by any other CLIP text encoder, the demo by its BERT; a Hub id
-    (nothing to read offline) is taken at its key's word by the caller."""
+    """The architecture of a base pipeline folder, from its model index and configs: SDXL by its pipeline class,
+    the demo by its BERT text encoder, SD 2.x by a 1024-wide CLIP text encoder (OpenCLIP-H), SD 1.x by any other
+    CLIP; a Hub id (nothing to read offline) is taken at its key's word by the caller.
+
+    The model index names the text encoder's class, so this holds before a base's packaged files are copied in.
+    """
     folder = Path(location)
     index_file, encoder_file = folder / "model_index.json", folder / "text_encoder" / "config.json"
     if not index_file.is_file():
         return None
-    if "XL" in str(json.loads(index_file.read_text()).get("_class_name", "")):
+    index = json.loads(index_file.read_text())
+    if "XL" in str(index.get("_class_name", "")):
         return "sdxl"
-    encoder = json.loads(encoder_file.read_text()) if encoder_file.is_file() else {}
-    if encoder.get("model_type") == "bert":
+    encoder_class = str((index.get("text_encoder") or [None, None])[-1])
+    if encoder_class.startswith("Bert"):
         return "demo"
-    if str(encoder.get("model_type", "")).startswith("clip"):
-        return "sd2" if encoder.get("hidden_size") == 1024 else "sd1"
-    return None
+    if not encoder_class.startswith("CLIP"):
+        return None
+    encoder = json.loads(encoder_file.read_text()) if encoder_file.is_file() else {}
+    return "sd2" if encoder.get("hidden_size") == 1024 else "sd1"
 
 
 def _label(architecture: str | None) -> str:
