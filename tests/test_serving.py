@@ -166,3 +166,27 @@ def test_quantize_command_writes_the_recipe_it_is_given_and_refuses_a_bad_one(se
 
     result = CliRunner().invoke(app, ["quantize", *common, "--smoothing", "2"])
     assert result.exit_code != 0 and "--smoothing takes a number from 0 to 1 or 'none'" in result.output
+
+
+@pytest.mark.slow
+def test_the_chat_says_when_a_precision_is_prepared_for_first_use(served, tmp_path):
+    from personalq.access import WriteAccess
+    from personalq.checkin.backends import make_checkin
+    from personalq.conversation import ChatState, Conversation
+    from personalq.ui.chat_tab import _callbacks
+
+    settings, repository = served
+    engine = Engine(settings, calibration_captions=4, calibration_steps=2)
+    chat = _callbacks(
+        Conversation(make_checkin(settings), repository), engine, tmp_path, tmp_path, WriteAccess(None, False, False)
+    )
+
+    def replies(precision: str) -> list[str]:
+        *_, (history, *_) = chat.respond(
+            "sneaks shoe v1 on a beach", [], ChatState(), precision, True, 512, 0, 2, 5.0, "64"
+        )
+        return [m["content"] for m in history if isinstance(m["content"], str)]
+
+    assert not any("Preparing" in text for text in replies("FP32"))
+    assert any(text.startswith("Preparing W4A4 for Sneaks shoe v1") for text in replies("W4A4"))
+    assert not any("Preparing" in text for text in replies("W4A4"))  # stored by the first request

@@ -177,9 +177,11 @@ class Engine:
             pipe = self.pipeline(base)
         return UNet2DConditionModel.load_config(base, subfolder="unet")["sample_size"] * pipe.vae_scale_factor
 
-    def variant_is_stored(self, checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True) -> bool:
+    def variant_is_stored(
+        self, checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True, float_kv: bool = False
+    ) -> bool:
         """Whether ``precision`` needs no quantization for this checkpoint (full precision, cached or stored)."""
-        config = precision_config(precision, trigger_aware)
+        config = precision_config(precision, trigger_aware, float_kv=float_kv)
         if config is None or self.cache.get(("unet", variant_name(checkpoint, config))) is not None:
             return True
         return variant_path(checkpoint, config, self.settings.home / "taq").exists()

@@ -16,7 +16,7 @@ import gradio as gr
 
 from personalq.access import WriteAccess
 from personalq.checkin.agent import InvalidRequest
-from personalq.conversation import ChatState, Conversation, Turn
+from personalq.conversation import ChatState, Conversation, Turn, plain
 from personalq.repository.errors import RepositoryUnavailable
 from personalq.serving.cache import MB, BudgetError
 from personalq.serving.checkpoints import CheckpointLoadError
@@ -35,6 +35,14 @@ def _assistant(text: str, options: list[str] | None = None) -> dict:
     if options:
         message["options"] = [{"value": o, "label": o} for o in options]
     return message
+
+
+def _preparing(precision: str, name: str) -> str:
+    """What a person waiting for a precision's first use is told: the wait is quantization, once."""
+    return (
+        f"Preparing {precision} for {plain(name)}: the first use calibrates and quantizes it (seconds on the demo, "
+        "minutes for a full-size base); it is stored for next time."
+    )
 
 
 def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progress: str = "") -> str:
@@ -121,6 +129,9 @@ def _callbacks(
         params = _generation_params(seed, steps, guidance, size)
         started = time.perf_counter()
         try:
+            if not engine.variant_is_stored(turn.checkpoint, precision, trigger_aware, float_kv):
+                history.append(_assistant(_preparing(precision, turn.checkpoint.name)))
+                yield history, state, gr.skip(), _stats(turn, None, engine), ""
             for frame in engine.generate(
                 turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv
             ):
