@@ -190,3 +190,13 @@ def test_the_chat_says_when_a_precision_is_prepared_for_first_use(served, tmp_pa
     assert not any("Preparing" in text for text in replies("FP32"))
     assert any(text.startswith("Preparing W4A4 for Sneaks shoe v1") for text in replies("W4A4"))
     assert not any("Preparing" in text for text in replies("W4A4"))  # stored by the first request
+
+
+def test_previews_are_drawn_at_a_readable_size_and_only_the_final_image_is_decoded(served):
+    settings, repository = served
+    engine, card = Engine(settings), repository.get("sneaks-v1")
+    frames = list(engine.generate(card, "a <sneaks-v1> on a beach", params=GenerationParams(steps=2)))
+    assert [f.final for f in frames] == [False, False, True]
+    assert frames[0].image.size == (256, 256) and frames[-1].image.size == (64, 64)
+    quiet = list(engine.generate(card, "a <sneaks-v1> on a beach", params=GenerationParams(steps=2), previews=False))
+    assert quiet[0].image is None and quiet[-1].image.size == (64, 64)

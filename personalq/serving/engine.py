@@ -37,6 +37,7 @@ from personalq.serving.checkpoints import (
     replaces_unet,
 )
 from personalq.serving.generation import Frame, GenerationParams, stream
+from personalq.serving.previews import LatentRGB, fit_latent_rgb, preview_image
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
 from personalq.taq.masks import token_mask
 from personalq.taq.quantize import (
@@ -84,6 +85,7 @@ class Engine:
         self.calibration_captions = calibration_captions
         self.calibration_steps = calibration_steps
         self._pipelines: dict[str, DiffusionPipeline] = {}
+        self._latent_rgb: dict[str, LatentRGB] = {}
         self.cache = ModelCache(settings.memory_budget_mb * MB)
         self._lock = threading.Lock()
         self._last_unet_bytes = 0
@@ -170,6 +172,12 @@ class Engine:
             f"the LoRA adapter {checkpoint.id}",
         )
 
+    def latent_rgb(self, base: str) -> LatentRGB:
+        """The base VAE's latent-to-RGB preview factors, fitted on first use (a few small encodes)."""
+        if base not in self._latent_rgb:
+            self._latent_rgb[base] = fit_latent_rgb(self.pipeline(base).vae)
+        return self._latent_rgb[base]
+
     def native_size(self, checkpoint: StoredCheckpoint) -> int:
         """The image side the checkpoint's base was trained at (64 for the demo, 512 for SD 1.5, 1024 for SDXL)."""
         with self._lock:
@@ -219,7 +227,8 @@ class Engine:
         float_kv: bool = False,
         previews: bool = True,
     ) -> Iterator[Frame]:
-        """Stream previews and the final image of ``prompt`` with ``checkpoint`` at ``precision``.
+        """Stream previews (``previews=False``: progress only) and the final image of ``prompt`` with ``checkpoint``
+        at ``precision``.
 
         The base is checked first: a checkpoint whose base is not configured, or whose weights do not fit it, raises
         ``BaseMismatch`` before anything loads.
@@ -257,7 +266,8 @@ class Engine:
                     log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
                 return result.images[0]
 
-        yield from stream(run, params.steps, cancel, previews)
+        preview = (lambda latents: preview_image(latents, self.latent_rgb(base))) if previews else None
+        yield from stream(run, params.steps, cancel, preview)
 
 
 def _protecting(variant: QuantizedUNet | None, mask):

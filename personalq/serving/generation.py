@@ -1,4 +1,4 @@
-"""Generation as a stream: a decoded preview after every denoising step, then the final image; cancellable.
+"""Generation as a stream: a preview after every denoising step, then the final image; cancellable.
 
 diffusers pipelines report progress through a step callback, so the pipeline runs in a worker thread and
 the callback hands each preview to the consumer through a queue. Closing the stream (a person pressed
@@ -40,22 +40,19 @@ class Cancelled(Exception):
     """The consumer stopped listening; the worker leaves the denoising loop."""
 
 
-def decode_preview(pipe, latents: torch.Tensor) -> Image.Image:
-    with torch.no_grad():
-        image = pipe.vae.decode(latents[:1] / pipe.vae.config.scaling_factor).sample
-    return pipe.image_processor.postprocess(image, output_type="pil")[0]
-
-
 Runner = Callable[[Callable], Image.Image]  # runs the pipeline with a step callback, returns the final image
 
 
+Previewer = Callable[[torch.Tensor], Image.Image]  # a step's latents -> the preview shown while it denoises
+
+
 def stream(
-    run: Runner, total_steps: int, cancel: threading.Event | None = None, previews: bool = True
+    run: Runner, total_steps: int, cancel: threading.Event | None = None, preview: Previewer | None = None
 ) -> Iterator[Frame]:
     """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one.
 
-    ``previews=False`` skips decoding each step's latents (a full VAE decode: seconds per step at 512 px on a CPU);
-    the step frames then carry no image, only the progress.
+    ``preview`` draws each step's latents (:mod:`personalq.serving.previews`); without it the step frames carry
+    no image, only the progress.
     """
     cancel = cancel or threading.Event()
     frames: queue.Queue = queue.Queue()
@@ -65,7 +62,7 @@ def stream(
     def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
         if cancel.is_set():
             raise Cancelled()
-        image = decode_preview(pipeline, tensors["latents"]) if previews else None
+        image = preview(tensors["latents"]) if preview is not None else None
         frames.put(Frame(image, step + 1, total_steps, time.perf_counter() - started))
         return tensors
 

@@ -22,6 +22,7 @@ from personalq.serving.cache import MB, BudgetError
 from personalq.serving.checkpoints import CheckpointLoadError
 from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
+from personalq.serving.previews import readable
 from personalq.serving.variants import PRECISIONS, precision_config
 from personalq.serving.zerogpu import on_gpu
 from personalq.ui.media import published_preview
@@ -143,7 +144,8 @@ def _callbacks(
                         }
                     )
                 progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
-                yield history, state, frame.image, _stats(turn, time.perf_counter() - started, engine, progress), ""
+                shown = readable(frame.image) if frame.final else frame.image
+                yield history, state, shown, _stats(turn, time.perf_counter() - started, engine, progress), ""
         except (BudgetError, CheckpointLoadError) as error:
             history.append(_assistant(f"Could not generate: {error}"))
             yield history, state, gr.skip(), _stats(turn, None, engine), ""
