@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 import torch
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError
 
-from personalq.repository.importers.base import PICKLE_SUFFIXES
+from personalq.repository.importers.base import PICKLE_SUFFIXES, ImportProblem, read_safetensors_header
 
 DIFFUSERS_LORA_FILE = "pytorch_lora_weights.safetensors"
 PEFT_CONFIG = "adapter_config.json"
@@ -94,16 +94,13 @@ def read_header(path: Path) -> Header:
         raise AdapterFileError(f"{path} does not exist or is not a file")
     if path.suffix.lower() != ".safetensors":
         raise AdapterFileError(f"{path.name}: only .safetensors adapter files are read, not {path.suffix or 'no'}")
-    with path.open("rb") as handle:
-        magic = handle.read(4)
-    if magic[:2] == b"PK" or magic[:1] == b"\x80":
-        raise AdapterFileError(f"{path.name} is a pickle/zip checkpoint renamed to .safetensors; refusing to open it")
-    try:
-        with safe_open(str(path), framework="pt") as handle:
-            shapes = {key: tuple(handle.get_slice(key).get_shape()) for key in handle.keys()}
-            metadata = handle.metadata() or {}
-    except (SafetensorError, OSError, ValueError) as exc:
+    try:  # the repository's header reader: pickles renamed .safetensors, lengths and offsets checked, no tensor read
+        header = read_safetensors_header(path, path.parent)
+    except (ImportProblem, OSError) as exc:
         raise AdapterFileError(f"{path.name} is not a readable safetensors file: {exc}") from exc
+    raw = header.pop("__metadata__", None) or {}
+    metadata = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    shapes = {key: tuple(entry.get("shape", ())) for key, entry in header.items() if isinstance(entry, dict)}
     if not shapes:
         raise AdapterFileError(f"{path.name} holds no tensors")
     return Header(path, shapes, dict(metadata))
