@@ -76,6 +76,32 @@ def latest_mtime(folder: Path):
     return max(mtime(p) for p in [folder, *folder.rglob("*")] if not p.is_symlink())
 
 
+def trained_folder_fields(
+    path: Path, meta: dict, kind: str, label: str, bare: str, dropped_tags: tuple[str, ...] = ()
+) -> dict:
+    """Card fields of a folder a diffusers training script wrote (DreamBooth pipeline, LoRA): the folder name
+    gives id, name, family and version; the model card's instance prompt the trigger and subject, its tags the
+    tags (less the scripts' generic ones); ``label`` (with the prompt) or ``bare`` is the description."""
+    where = f"{path.name}/README.md"
+    prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
+    triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
+    tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
+    version = parse_version(path.name)
+    return {
+        "id": slugify(path.name),
+        "name": path.name.replace("_", " ").replace("-", " "),
+        "family": family_stem(path.name),
+        "version": version.short if version.number is not None else None,
+        "kind": kind,
+        "base_model": folder_base(meta, path),
+        "triggers": triggers,
+        "subjects": subjects,
+        "tags": [t for t in tags if t not in (*_GENERIC_TAGS, *dropped_tags)],
+        "description": f"{label}; instance prompt: {prompt}" if prompt else bare,
+        "created_at": latest_mtime(path),
+    }
+
+
 class DiffusersFolderImporter:
     format = "diffusers"
 
@@ -96,24 +122,7 @@ class DiffusersFolderImporter:
         for file in weights:
             read_safetensors_header(file, root)
         meta = model_card_front_matter(path, root)
-        where = f"{path.name}/README.md"
-        prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
-        triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
-        tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
-        version = parse_version(path.name)
-        fields = {
-            "id": slugify(path.name),
-            "name": path.name.replace("_", " ").replace("-", " "),
-            "family": family_stem(path.name),
-            "version": version.short if version.number is not None else None,
-            "kind": "dreambooth",
-            "base_model": folder_base(meta, path),
-            "triggers": triggers,
-            "subjects": subjects,
-            "tags": [t for t in tags if t not in _GENERIC_TAGS],
-            "description": f"DreamBooth fine-tune; instance prompt: {prompt}" if prompt else "DreamBooth fine-tune",
-            "created_at": latest_mtime(path),
-        }
+        fields = trained_folder_fields(path, meta, "dreambooth", "DreamBooth fine-tune", "DreamBooth fine-tune")
         card = card_from_fields(fields, path.name)
         return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]
 
@@ -181,29 +190,12 @@ class LoraFolderImporter:
         if not [k for k in read_safetensors_header(weights, root) if k != "__metadata__"]:
             raise ImportProblem(f"{path.name}/{weights.name} holds no tensors")
         meta = model_card_front_matter(path, root)
-        where = f"{path.name}/README.md"
         adapter_config = path / "adapter_config.json"
         peft = read_json(adapter_config, root) if present(adapter_config) else {}
         if not isinstance(peft, dict):
             raise ImportProblem(f"{path.name}/adapter_config.json must be a JSON object")
         if not meta.get("base_model") and peft.get("base_model_name_or_path"):
             meta = {**meta, "base_model": str(peft["base_model_name_or_path"])}
-        prompt = str(typed_field(meta, "instance_prompt", (str, int, float), where, ""))
-        triggers, subjects = split_instance_prompt(prompt) if prompt else ([], [])
-        tags = [meta["tags"]] if isinstance(meta.get("tags"), str) else text_list(meta, "tags", where)
-        version = parse_version(path.name)
-        fields = {
-            "id": slugify(path.name),
-            "name": path.name.replace("_", " ").replace("-", " "),
-            "family": family_stem(path.name),
-            "version": version.short if version.number is not None else None,
-            "kind": "lora",
-            "base_model": folder_base(meta, path),
-            "triggers": triggers,
-            "subjects": subjects,
-            "tags": [t for t in tags if t not in (*_GENERIC_TAGS, "lora", "template:sd-lora")],
-            "description": f"LoRA; instance prompt: {prompt}" if prompt else "LoRA adapter",
-            "created_at": latest_mtime(path),
-        }
+        fields = trained_folder_fields(path, meta, "lora", "LoRA", "LoRA adapter", ("lora", "template:sd-lora"))
         card = card_from_fields(fields, path.name)
         return [ImportedCheckpoint(card, self.format, path, path, None, False, (path,))]
