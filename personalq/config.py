@@ -50,6 +50,12 @@ class Settings(BaseSettings):
         description="largest image side calibration generates at before quantizing; a base whose native size "
         "is smaller calibrates at its own",
     )
+    kernels: Literal["auto", "integer", "dequantize"] = Field(
+        default="auto",
+        description="how quantized layers compute: integer (int8 products, where the processor has VNNI or AMX "
+        "units and they pass a self-check), dequantize (a float weight per call: 4-bit weights stay packed in "
+        "memory), or auto (integer where available)",
+    )
     assets_dir: Path = DEFAULT_ASSETS
     model_cache: Path = Field(
         default_factory=lambda: Path.home() / ".cache" / "personalq",

@@ -104,6 +104,7 @@ def test_switching_precision_changes_the_memory_readout(page):
     page.wait_for_function("document.querySelector('#memory').innerText.includes('W4A8')", timeout=60_000)
     quantized = page.inner_text("#memory")
     assert "100% of FP32" in full and "% of FP32" in quantized and quantized != full
+    assert "kernels" in quantized and "kernels" not in full  # which kernels quantized layers compute with
     percent = int(quantized.split("(")[1].split("%")[0])
     assert percent <= 15
     page.locator("#float-kv input").check()  # the float K/V copy is counted in the readout

@@ -514,9 +514,26 @@ def test_generate_writes_the_image_asks_which_version_and_says_when_nothing_matc
     assert run.exit_code == 0, run.output
     printed = json.loads(run.stdout.strip().splitlines()[-1])
     assert (printed["status"], printed["checkpoint"], printed["image"]) == ("selected", "pixelfox-v1", str(out))
-    assert "pxlfox" in printed["prompt"] and printed["size"] == [64, 64]
+    assert "pxlfox" in printed["prompt"] and printed["size"] == [64, 64] and printed["kernels"] is None
     with Image.open(out) as image:
         assert image.format == "PNG" and image.size == (64, 64)
+    quantized = cli(
+        "generate",
+        "a lighthouse with my pixelfox lora",
+        "--home",
+        library.home,
+        "--steps",
+        2,
+        "--size",
+        64,
+        "--precision",
+        "W8A8",
+        "--out",
+        tmp_path / "w8a8.png",
+        env=library.env,
+    )
+    assert quantized.exit_code == 0, quantized.output
+    assert re.search(r"(?m)^quantized layers: (integer|dequantizing) kernels", quantized.stdout), quantized.stdout
 
     asks = cli("generate", "a bonfire with my ember lora", "--home", library.home, "--steps", 2, env=library.env)
     assert asks.exit_code == 3, asks.output

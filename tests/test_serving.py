@@ -75,6 +75,31 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
     assert fresh.memory().used_bytes <= 100 * MB
 
 
+@pytest.mark.slow
+def test_the_engine_serves_variants_on_the_kernels_its_settings_and_processor_allow(served):
+    """``kernels=auto`` switches a variant's layers to integer kernels where the processor has them; ``dequantize``
+    keeps every layer dequantizing; both serve the same stored file, and the resident size is what the readout says."""
+    from personalq.taq.kernels import integer_support
+    from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
+
+    settings, repository = served
+    card = repository.get("teddybear-v3")
+    for kernels in ("auto", "dequantize"):
+        engine = Engine(settings.model_copy(update={"kernels": kernels}), calibration_captions=4, calibration_steps=2)
+        frames = list(
+            engine.generate(card, "a photo of a <teddybear-v3> bear", "W8A8", params=GenerationParams(steps=2))
+        )
+        assert frames[-1].final
+        variant = engine.quantized_unet(card, precision_config("W8A8"))
+        packed = [m.packed for m in variant.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))]
+        integer = kernels == "auto" and integer_support().available
+        assert engine.kernels.available == integer
+        assert any(p.kernel is not None for p in packed) == integer
+        assert engine.memory().unet_bytes == engine.unet_bytes_at("W8A8")
+        if kernels == "dequantize":
+            assert engine.kernels.describe() == "dequantizing kernels (chosen in settings)"
+
+
 def test_closing_the_stream_cancels_the_generation(served):
     settings, repository = served
     engine = Engine(settings)

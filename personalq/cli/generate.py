@@ -142,10 +142,14 @@ def generate(
             "name": card.name,
             "prompt": prompt,
             "precision": precision,
+            "kernels": None if precision == "FP32" else engine.kernels.describe(),
             "trigger_aware": trigger_aware,
             "size": [params.width, params.height],
             "seconds": round(seconds, 3),
             "image": str(out),
         },
-        [f"image: {out} ({params.width}x{params.height}, {precision}, {seconds:.1f} s)"],
+        [
+            f"image: {out} ({params.width}x{params.height}, {precision}, {seconds:.1f} s)",
+            *([] if precision == "FP32" else [f"quantized layers: {engine.kernels.describe()}"]),
+        ],
     )

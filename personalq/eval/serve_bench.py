@@ -3,7 +3,9 @@
 1. One person: message -> Check-in -> first streamed preview -> final 20-step image, through the same
    :class:`Conversation` and :class:`Engine` calls the chat tab makes.
 2. FP32 against W8A8 TAQ (and the other precisions), generating alternately in one run so both see the
-   same machine state; the ratio of medians is the figure.
+   same machine state; the ratio of medians is the figure. Quantized precisions run on the engine's kernels
+   (integer where the processor has them) and once more on a second engine that dequantizes, so both paths are
+   shown side by side.
 3. Several simulated people at once against the running app through ``gradio_client`` (Gradio's queue,
    the generation concurrency limit and all); every request must finish without error; p50/p95 reported.
 """
@@ -42,10 +44,12 @@ class ServeReport:
     concurrent_s: list[float] = field(default_factory=list)
     concurrent_errors: list[str] = field(default_factory=list)
     people: int = 0
+    kernels: str = ""
 
     def table(self) -> str:
         fp = statistics.median(self.precision_s["FP32"])
         rows = [
+            ("quantized layers compute with", self.kernels),
             ("first preview after sending a message (median)", f"{statistics.median(self.first_preview_s):.2f} s"),
             ("full 20-step 64x64 image after sending (median)", f"{statistics.median(self.full_image_s):.2f} s"),
             *[
@@ -83,15 +87,25 @@ def single_person(conversation: Conversation, engine: Engine, report: ServeRepor
         report.full_image_s.append(time.perf_counter() - sent)
 
 
-def precisions(conversation: Conversation, engine: Engine, report: ServeReport, rounds: int, names: list[str]) -> None:
+def precisions(
+    conversation: Conversation, engines: dict[str, Engine], report: ServeReport, rounds: int, names: list[str]
+) -> None:
+    """Each precision on each engine (labelled ``name`` for the first, ``name (label)`` for the others; full precision
+    only on the first: kernels only change quantized layers), alternating within every round."""
     turn = conversation.reply(REQUESTS[0], ChatState())
-    for name in names:  # produce (calibrate, quantize, store) every variant before timing
-        list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(steps=2)))
+    runs = [
+        (name if i == 0 else f"{name} ({label})", engine, name)
+        for i, (label, engine) in enumerate(engines.items())
+        for name in names
+        if i == 0 or name != "FP32"
+    ]
+    for _, engine, name in runs:  # produce (calibrate, quantize, store) every variant before timing
+        list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(steps=2), previews=False))
     for i in range(rounds):
-        for name in names:
+        for row, engine, name in runs:
             started = time.perf_counter()
             list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(seed=i)))
-            report.precision_s.setdefault(name, []).append(time.perf_counter() - started)
+            report.precision_s.setdefault(row, []).append(time.perf_counter() - started)
 
 
 def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int, requests_each: int) -> None:
@@ -155,7 +169,11 @@ def run_serve_bench(
     report = ServeReport()
     single_person(conversation, engine, ServeReport(), 1)  # warm-up: pipeline load, first-call overheads
     single_person(conversation, engine, report, rounds)
-    precisions(conversation, engine, report, rounds, list(names))
+    report.kernels = engine.kernels.describe()
+    engines = {report.kernels: engine}
+    if engine.kernels.available:
+        engines["dequantizing"] = Engine(settings.model_copy(update={"kernels": "dequantize"}))
+    precisions(conversation, engines, report, rounds, list(names))
     if people:
         concurrent_people(runtime, engine, report, people, requests_each)
     return report

@@ -27,6 +27,7 @@ from diffusers import DiffusionPipeline, UNet2DConditionModel
 from personalq.config import Settings
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.adapter_files import LoraWeights
+from personalq.serving.allocator import reuse_freed_memory
 from personalq.serving.bases import served_base
 from personalq.serving.cache import MB, ModelCache
 from personalq.serving.checkpoints import (
@@ -39,6 +40,7 @@ from personalq.serving.checkpoints import (
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.previews import LatentRGB, fit_latent_rgb, preview_image
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
+from personalq.taq.kernels import KernelSupport, integer_support
 from personalq.taq.masks import token_mask
 from personalq.taq.quantize import (
     QuantizedUNet,
@@ -46,6 +48,7 @@ from personalq.taq.quantize import (
     load_quantized,
     quantized_bytes,
     save_quantized,
+    use_integer_kernels,
     weight_bytes,
 )
 
@@ -81,6 +84,7 @@ class MemoryReport:
 class Engine:
     def __init__(self, settings: Settings, calibration_captions: int = 64, calibration_steps: int = 10):
         self.settings = settings
+        reuse_freed_memory()
         self.device = settings.resolved_device()
         self.calibration_captions = calibration_captions
         self.calibration_steps = calibration_steps
@@ -112,6 +116,16 @@ class Engine:
         pipe = DiffusionPipeline.from_pretrained(repo_id, dtype=dtype, unet=None)
         pipe.set_progress_bar_config(disable=True)
         return pipe.to(self.device)
+
+    @property
+    def kernels(self) -> KernelSupport:
+        """How quantized layers compute in this process: integer kernels where settings, device and processor allow,
+        else by dequantizing their weights."""
+        if self.settings.kernels == "dequantize":
+            return KernelSupport(False, None, "chosen in settings")
+        if torch.device(self.device).type != "cpu":
+            return KernelSupport(False, None, f"integer kernels run on the CPU, not {self.device}")
+        return integer_support()
 
     # -- the UNet a request runs on -------------------------------------------------------------------------------
 
@@ -158,6 +172,9 @@ class Engine:
             )
             save_quantized(variant, path)
             log.info("stored %s", path)
+        if self.kernels.available:
+            layers = use_integer_kernels(variant)
+            log.info("%s: %d layers on %s", variant.config.tag, layers, self.kernels.describe())
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
@@ -204,7 +221,7 @@ class Engine:
         with self._lock:
             self.pipeline(base)
             unet = self.float_unet(base)
-        return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
+        return weight_bytes(unet) if config is None else quantized_bytes(unet, config, self.kernels.available)
 
     def memory(self) -> MemoryReport:
         return MemoryReport(

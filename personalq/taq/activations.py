@@ -144,10 +144,17 @@ class ActivationQuantizer:
     def __init__(self, spec: QuantSpec, ranges: torch.Tensor):
         self.spec = spec
         bounds = [(float(lo), float(hi)) for lo, hi in ranges.tolist()]
-        if spec.kind == "linear":
-            self._round_trips = [AffineGrid.for_range(lo, hi, spec).round_trip for lo, hi in bounds]
+        self.grids = [AffineGrid.for_range(lo, hi, spec) for lo, hi in bounds] if spec.kind == "linear" else None
+        if self.grids is not None:
+            self._round_trips = [grid.round_trip for grid in self.grids]
         else:
             self._round_trips = [partial(log_round_trip, peak=torch.tensor(hi), spec=spec) for _, hi in bounds]
 
     def __call__(self, x: torch.Tensor, group: int) -> torch.Tensor:
         return self._round_trips[min(group, len(self._round_trips) - 1)](x)
+
+    def grid(self, group: int) -> AffineGrid:
+        """The affine grid of timestep group ``group`` (linear quantizers only): what integer kernels compute on."""
+        if self.grids is None:
+            raise ValueError("a log quantizer has no affine grid")
+        return self.grids[min(group, len(self.grids) - 1)]

@@ -13,6 +13,9 @@ its channel count).
 
 A smoothed layer (:mod:`personalq.taq.smoothing`) holds its packed weight with the smoothing factors folded in,
 and divides its input by them before rounding it.
+
+:meth:`_Quantized.use_integer_kernel` switches a layer to integer compute (:mod:`personalq.taq.kernels`): the same
+result without a float weight, several times faster where the processor has int8 units.
 """
 
 from __future__ import annotations
@@ -23,13 +26,18 @@ from torch import nn
 
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.context import QuantContext
+from personalq.taq.kernels import SMALL_PRODUCT, IntegerConv2d, IntegerLinear, runs_in_integers
 from personalq.taq.packing import from_unsigned, pack, to_unsigned, unpack
 from personalq.taq.quantizers import QuantizedWeight, QuantSpec, dequantize
 from personalq.taq.smoothing import input_channel_dim, per_input_channel
 
 
 class PackedWeight(nn.Module):
-    """Buffers ``codes`` (uint8, packed), ``scale`` and ``offset`` (float32, one per slice) of one weight."""
+    """Buffers ``codes`` (uint8, packed), ``scale`` and ``offset`` (float32, one per slice) of one weight.
+
+    Once an integer kernel holds the codes in its own layout (:meth:`hold_codes_in`), ``codes`` is released so the
+    weight is not resident twice; :meth:`stored_codes` and the state dict rebuild the packed bytes from the kernel.
+    """
 
     def __init__(
         self,
@@ -47,6 +55,8 @@ class PackedWeight(nn.Module):
         self.shape = torch.Size(shape)
         self.spec = spec
         self.row_length = row_length
+        self.kernel = None
+        self.register_state_dict_post_hook(_stored_codes_into_state_dict)
 
     @classmethod
     def from_quantized(cls, quantized: QuantizedWeight) -> "PackedWeight":
@@ -61,11 +71,29 @@ class PackedWeight(nn.Module):
             quantized.codes.shape[1],
         )
 
+    def hold_codes_in(self, kernel: IntegerLinear | IntegerConv2d) -> None:
+        self.kernel = kernel
+        self.codes = None
+
+    def stored_codes(self) -> torch.Tensor:
+        """The packed codes as they are saved, whichever form holds them now."""
+        return self.codes if self.kernel is None else self.kernel.stored_codes(self.scale.shape[0])
+
+    def unpacked_codes(self) -> torch.Tensor:
+        return unpack(self.stored_codes(), self.spec.bits, self.row_length)
+
     def dequantize(self) -> torch.Tensor:
-        stored = unpack(self.codes, self.spec.bits, self.row_length)
+        if self.kernel is not None:
+            return self.kernel.dequantized_weight().reshape(self.shape)
+        stored = self.unpacked_codes()
         # linear codes are stored as they are (one conversion, one multiply-add); log codes carry a sign offset
         codes = stored if self.spec.kind == "linear" else from_unsigned(stored, self.spec.bits, signed=True)
         return dequantize(codes, self.scale, self.offset, self.spec).reshape(self.shape)
+
+
+def _stored_codes_into_state_dict(module: PackedWeight, state_dict: dict, prefix: str, local_metadata) -> None:
+    if module.codes is None:
+        state_dict[prefix + "codes"] = module.stored_codes()
 
 
 class _Quantized:
@@ -95,12 +123,40 @@ class _Quantized:
         weight = self.packed.dequantize()
         return weight if self.smoothing is None else weight / per_input_channel(self.smoothing, weight.dim(), 1)
 
-    def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
-        if self.smoothing is not None:  # the weight holds the factors: divided here whether or not x is then rounded
-            x = x / per_input_channel(self.smoothing, x.dim(), input_channel_dim(self))
-        if self.input_quantizer is None:
+    @property
+    def _group(self) -> int:
+        return self.context.group if self.context else 0
+
+    def _smoothed(self, x: torch.Tensor) -> torch.Tensor:
+        if self.smoothing is None:  # the weight holds the factors: divided here whether or not x is then rounded
             return x
-        return self.input_quantizer(x, self.context.group if self.context else 0)
+        return x / per_input_channel(self.smoothing, x.dim(), input_channel_dim(self))
+
+    def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
+        x = self._smoothed(x)
+        return x if self.input_quantizer is None else self.input_quantizer(x, self._group)
+
+    def use_integer_kernel(self) -> bool:
+        """Compute this layer with an integer kernel from now on, if it can be (see
+        :func:`personalq.taq.kernels.runs_in_integers`); the packed codes move into the kernel."""
+        input_spec = None if self.input_quantizer is None else self.input_quantizer.spec
+        if self.packed.kernel is not None or not runs_in_integers(self.packed.spec, input_spec, self):
+            return self.packed.kernel is not None
+        kernel = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
+        packed = self.packed
+        codes = packed.unpacked_codes()
+        packed.hold_codes_in(kernel(codes, packed.scale, packed.offset, packed.spec.bits, self))
+        return True
+
+    def _integer_forward(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The layer's output from the integer kernel; None where it does not run (no kernel, an input the kernels do
+        not take: half precision, another device; or a product too small to pay for the integer path's extra calls)."""
+        kernel = self.packed.kernel
+        if kernel is None or x.dtype != torch.float32 or x.device.type != "cpu":
+            return None
+        if kernel.multiply_adds(x) < SMALL_PRODUCT:
+            return None
+        return kernel(self._smoothed(x), self.input_quantizer.grid(self._group), self.bias)
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
@@ -123,7 +179,9 @@ class QuantizedLinear(_Quantized, nn.Linear):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
+        out = self._integer_forward(x)
+        if out is None:
+            out = F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
         if self.protected_weight is None or x.dim() != 3:
             return out
         rows = self.context.protected_rows(x.shape[0], x.shape[1], x.device)
@@ -171,6 +229,9 @@ class QuantizedConv2d(_Quantized, nn.Conv2d):
         self._init_quantized(packed, source.bias, input_quantizer, context, smoothing)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self._integer_forward(x)
+        if out is not None:
+            return out
         return F.conv2d(
             self._quantize_input(x),
             self.packed.dequantize(),

@@ -185,13 +185,35 @@ class AffineGrid:
         scale = max((hi - lo) / (spec.levels - 1), 1e-12)
         return cls(scale, int(min(max(round(-lo / scale), 0), spec.levels - 1)), spec.levels)
 
+    def _quantized(self, x: torch.Tensor, signed: bool = False) -> torch.Tensor:
+        """``x`` as a quantized tensor on this grid (float32 only): quint8, or qint8 with codes shifted by -128.
+
+        quint8's vectorized kernels are far faster on CPU than fake_quantize_per_tensor_affine (see
+        docs/architecture.md, TAQ); clamping first keeps the codes inside the 2**bits grid when bits < 8.
+        """
+        if self.levels != 256:
+            x = x.clamp(-self.zero_point * self.scale, (self.levels - 1 - self.zero_point) * self.scale)
+        if signed:
+            return torch.quantize_per_tensor(x, self.scale, self.signed_zero_point, torch.qint8)
+        return torch.quantize_per_tensor(x, self.scale, self.zero_point, torch.quint8)
+
+    @property
+    def signed_zero_point(self) -> int:
+        """The zero point of :meth:`signed_codes`: codes shifted by 128 at 8 bits; below 8 bits ``code - zero_point``
+        fits int8 as it is, so zero is code 0 and nothing needs correcting for it."""
+        return self.zero_point - 128 if self.levels > 128 else 0
+
+    def codes(self, x: torch.Tensor) -> torch.Tensor:
+        """The codes of float32 ``x`` (uint8, ``[0, levels-1]``): what the integer kernels multiply."""
+        return self._quantized(x).int_repr()
+
+    def signed_codes(self, x: torch.Tensor) -> torch.Tensor:
+        """The codes shifted into int8 (zero point :attr:`signed_zero_point`): the operand of ``torch._int_mm``."""
+        return self._quantized(x, signed=True).int_repr()
+
     def round_trip(self, x: torch.Tensor) -> torch.Tensor:
-        low, high = -self.zero_point * self.scale, (self.levels - 1 - self.zero_point) * self.scale
         if x.dtype == torch.float32:
-            # quint8's vectorized kernels are far faster on CPU than fake_quantize_per_tensor_affine (see
-            # docs/architecture.md, TAQ); clamping first keeps the codes inside the 2**bits grid when bits < 8
-            clamped = x if self.levels == 256 else x.clamp(low, high)
-            return torch.quantize_per_tensor(clamped, self.scale, self.zero_point, torch.quint8).dequantize()
+            return self._quantized(x).dequantize()
         return (
             x.div(self.scale)
             .round_()

@@ -95,7 +95,11 @@ def _callbacks(
         full = engine.unet_bytes_at("FP32")
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
-        return f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32) · {engine.memory().line()}"
+        kernels = "" if config is None else f" · {engine.kernels.describe()}"
+        return (
+            f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32){kernels} · "
+            f"{engine.memory().line()}"
+        )
 
     def respond(
         message: str,

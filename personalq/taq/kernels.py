@@ -1,0 +1,244 @@
+"""Integer compute for packed layers: int8 activations times int8 weights, accumulated exactly in int32.
+
+The dequantizing path (:mod:`personalq.taq.layers`) rebuilds a float weight at every call and then runs a float
+matmul, so low bits cost time instead of saving it. With a static activation grid (scale ``s``, zero point
+``z``) and an affine per-output-channel weight (``W[n, k] = w[n] * c[n, k] + o[n]``, codes ``c`` in
+``[0, 2**bits - 1]``), the same layer is an integer product plus corrections that depend on one row or one
+column only::
+
+    x ~ s * (q - z)                     q: the input's codes, uint8
+    W = w * c' + o'                     c' = c - 2**(bits-1) fits int8; o' = o + 2**(bits-1) * w
+    y = s*w[n] * sum_k (q - z) c'[n, k]  +  s*o'[n] * sum_k (q - z)  +  b[n]
+
+The first sum is the int8 x int8 -> int32 product the processor's VNNI/AMX units are built for (oneDNN's int8
+convolution folds ``z`` in itself; for Linear layers ``torch._int_mm`` runs on codes shifted into int8, whose
+zero point is folded into the bias). The second is the weight offset's share: a per-row sum of the input codes
+for a Linear, a box sum of the channel-summed codes over each output pixel's receptive field for a
+convolution. Both are integers, so the only rounding is the final float scaling: the result is the dequantizing
+path's value to float32 accuracy, not an approximation of it (``tests/test_kernels.py`` holds it to that).
+
+The integer weights replace the packed codes in memory (:meth:`PackedWeight.hold_codes_in`), so an 8-bit layer
+stays at one byte per weight; a 4-bit layer grows to one byte per weight, the price of running in int8.
+Layers the kernels cannot run (the log quantizer, grouped weights, inputs that are not rounded such as the
+cross-attention K/V projections, grouped convolutions) keep the dequantizing path.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from personalq.hardware import int8_units
+from personalq.taq.packing import pack
+from personalq.taq.quantizers import AffineGrid, QuantSpec
+
+log = logging.getLogger(__name__)
+
+# Below this many multiply-adds per call a layer is bound by fixed per-call costs, and the integer path's extra
+# calls (quantizing the input, the row or window sums, the epilogue) cost more than int8 saves; such calls take
+# the dequantizing path (benchmarks/kernels.py measures the crossover: the demo zoo's layers sit below it, SD 1.5's
+# at 256 px and up above it).
+SMALL_PRODUCT = 1 << 24
+
+
+@dataclass(frozen=True)
+class KernelSupport:
+    """Whether this process can run integer kernels, on what, and why not when it cannot."""
+
+    available: bool
+    units: str | None  # "AMX", "AVX512-VNNI", "AVX-VNNI"; None when the processor has no int8 dot-product unit
+    reason: str
+
+    def describe(self) -> str:
+        return f"integer kernels (oneDNN, {self.units})" if self.available else f"dequantizing kernels ({self.reason})"
+
+
+@functools.lru_cache(maxsize=1)
+def integer_support() -> KernelSupport:
+    """Integer kernels where the processor has int8 dot-product units and both kernels pass an exactness check here.
+
+    The check runs the shapes' edge cases (odd sizes, padding, a non-trivial zero point) against an int64
+    reference once per process: CPU int8 GEMMs have had wrong results on some processors, and a wrong kernel must
+    fall back rather than draw wrong pictures.
+    """
+    units = int8_units()
+    if units is None:
+        return KernelSupport(False, None, "this processor has no VNNI or AMX int8 units")
+    if not torch.backends.mkldnn.is_available():
+        return KernelSupport(False, units, "this PyTorch build has no oneDNN")
+    try:
+        exact = _self_test()
+    except RuntimeError as error:
+        return KernelSupport(False, units, f"the int8 kernels failed to run: {error}")
+    if not exact:
+        return KernelSupport(False, units, "the int8 kernels gave wrong results on this processor")
+    return KernelSupport(True, units, "")
+
+
+def _self_test() -> bool:
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randint(-128, 128, (19, 72), dtype=torch.int8, generator=generator)
+    b = torch.randint(-128, 128, (40, 72), dtype=torch.int8, generator=generator)
+    linear_ok = torch.equal(torch._int_mm(a, b.t()).long(), a.long() @ b.long().t())
+    weight = torch.randint(-128, 128, (24, 16, 3, 3), dtype=torch.int8, generator=generator)
+    codes = torch.randint(0, 256, (2, 16, 9, 7), dtype=torch.uint8, generator=generator)
+    ones = torch.ones(24)
+    packed = torch.ops.onednn.qconv_prepack(weight, ones, 1.0, 0, [1, 1], [1, 1], [1, 1], 1, None)
+    out = _onednn_conv(codes, 1.0, 37, packed, ones, None, (1, 1), (1, 1), (1, 1))
+    reference = F.conv2d(codes.double() - 37, weight.double(), padding=1)
+    return linear_ok and torch.equal(out.double(), reference)
+
+
+def _onednn_conv(codes, scale, zero_point, weight, weight_scales, bias, stride, padding, dilation) -> torch.Tensor:
+    zeros = torch.zeros(len(weight_scales), dtype=torch.int64)
+    return torch.ops.onednn.qconv2d_pointwise(
+        codes.contiguous(memory_format=torch.channels_last),
+        scale,
+        zero_point,
+        weight,
+        weight_scales,
+        zeros,
+        bias,
+        list(stride),
+        list(padding),
+        list(dilation),
+        1,
+        1.0,
+        0,
+        torch.float32,
+        "none",
+        [],
+        "",
+    )
+
+
+def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Module) -> bool:
+    """Whether the integer kernels compute this layer: affine weights per channel (or per tensor), an input rounded
+    to a per-tensor affine grid, and no groups in a convolution."""
+    if input_spec is None or input_spec.kind != "linear" or spec.kind != "linear" or spec.granularity == "group":
+        return False
+    return not isinstance(layer, nn.Conv2d) or layer.groups == 1
+
+
+class _IntegerKernel(nn.Module):
+    """What both kernels share: the weight's per-output-channel scale ``w`` and centred offset ``o'``, and the
+    codes' centre (the stored codes are ``c' + centre``). The bias stays the layer's and is passed in."""
+
+    def __init__(self, scale: torch.Tensor, offset: torch.Tensor, bits: int, out: int):
+        super().__init__()
+        self.bits = bits
+        self.centre = 2 ** (bits - 1)
+        scale = scale.reshape(-1).expand(out).contiguous()  # the packed scales themselves (a view), or one widened
+        self.register_buffer("weight_scale", scale, persistent=False)
+        offset = offset.float().flatten().expand(out) + self.centre * scale
+        self.register_buffer("weight_offset", offset.contiguous(), persistent=False)
+
+    def centred_weight(self) -> torch.Tensor:
+        raise NotImplementedError
+
+    def dequantized_weight(self) -> torch.Tensor:
+        """The float weight ``w * c' + o'``: what the dequantizing path computes with, for calls too small to pay."""
+        centred = self.centred_weight()
+        shape = (-1,) + (1,) * (centred.dim() - 1)
+        return centred.float() * self.weight_scale.view(shape) + self.weight_offset.view(shape)
+
+    def multiply_adds(self, x: torch.Tensor) -> int:
+        raise NotImplementedError
+
+    def stored_codes(self, rows: int) -> torch.Tensor:
+        """The packed bytes :class:`PackedWeight` stores (``rows`` slices), rebuilt from the centred int8 weight."""
+        return pack((self.centred_weight().to(torch.int16) + self.centre).reshape(rows, -1), self.bits)
+
+
+class IntegerLinear(_IntegerKernel):
+    """``torch._int_mm`` on signed input codes ``q - 128`` (int8) against the centred weight, held as (out, in)."""
+
+    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Linear):
+        super().__init__(scale, offset, bits, layer.out_features)
+        shape = (layer.out_features, layer.in_features)
+        centred = (codes.to(torch.int16) - self.centre).to(torch.int8).reshape(shape).contiguous()
+        self.register_buffer("weight", centred, persistent=False)
+        column_sums = centred.sum(1, dtype=torch.int32).float()
+        self.register_buffer("column_sums", column_sums, persistent=False)
+        # row sums of the input codes as one more int8 product: exact, and far faster than a widening sum
+        self.register_buffer("ones", torch.ones(layer.in_features, 1, dtype=torch.int8), persistent=False)
+
+    def centred_weight(self) -> torch.Tensor:
+        return self.weight
+
+    def multiply_adds(self, x: torch.Tensor) -> int:
+        return x.numel() * self.weight.shape[0]
+
+    def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
+        leading, features = x.shape[:-1], x.shape[-1]
+        signed = grid.signed_codes(x.reshape(-1, features))
+        # per output: the product's scale s*w, and the constant b - s*z'*w*colsum(c') (signed codes carry the zero
+        # point z' = grid.signed_zero_point); vectors as long as the output, computed per call
+        product = grid.scale * self.weight_scale
+        constant = product * self.column_sums * -grid.signed_zero_point
+        if bias is not None:
+            constant += bias
+        offset_scale = grid.scale * self.weight_offset
+        row_sums = torch._int_mm(signed, self.ones).squeeze(1) - features * grid.signed_zero_point  # sum_k (q - z)
+        product_codes = torch._int_mm(signed, self.weight.t())
+        # converted in place: the float result takes the int32 product's memory, element by element (an
+        # elementwise cast reads each element before writing it), so no second output-sized buffer is allocated
+        y = product_codes.view(torch.float32).copy_(product_codes)
+        y.mul_(product).add_(constant).addr_(row_sums.float(), offset_scale)
+        return y.reshape(*leading, -1)
+
+
+class IntegerConv2d(_IntegerKernel):
+    """oneDNN's int8 convolution (uint8 input codes with their zero point, int8 weights prepacked once) and the
+    weight offset's share as a box sum over each output pixel's receptive field."""
+
+    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Conv2d):
+        super().__init__(scale, offset, bits, layer.out_channels)
+        self.stride, self.padding, self.dilation = layer.stride, layer.padding, layer.dilation
+        shape = (layer.out_channels, layer.in_channels, *layer.kernel_size)
+        centred = (codes.to(torch.int16) - self.centre).to(torch.int8).reshape(shape)
+        prepacked = torch.ops.onednn.qconv_prepack(
+            centred, self.weight_scale, 1.0, 0, list(self.stride), list(self.padding), list(self.dilation), 1, None
+        )
+        self.register_buffer("weight", prepacked, persistent=False)
+        self.register_buffer("receptive_field", torch.ones(1, 1, *layer.kernel_size), persistent=False)
+
+    def centred_weight(self) -> torch.Tensor:
+        return self.weight.to_dense()
+
+    def multiply_adds(self, x: torch.Tensor) -> int:
+        images_and_channels = x.numel() // (x.shape[-2] * x.shape[-1])
+        pixels = x.shape[-2] * x.shape[-1] // (self.stride[0] * self.stride[1])
+        return images_and_channels * pixels * len(self.weight_scale) * self.receptive_field.numel()
+
+    def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
+        codes = grid.codes(x)
+        y = _onednn_conv(
+            codes,
+            grid.scale,
+            grid.zero_point,
+            self.weight,
+            self.weight_scale,
+            bias,
+            self.stride,
+            self.padding,
+            self.dilation,
+        )
+        channel_sums = (codes.sum(1, keepdim=True, dtype=torch.int32) - x.shape[1] * grid.zero_point).float()
+        return y.addcmul_(self._window_sums(channel_sums), (grid.scale * self.weight_offset).view(1, -1, 1, 1))
+
+    def _window_sums(self, channel_sums: torch.Tensor) -> torch.Tensor:
+        """Sums of ``channel_sums`` over each output pixel's receptive field, zero outside the image (as zero-padded
+        ``x`` is). Sum pooling where it applies: the same integers exactly (they stay below 2**24), at a tenth of a
+        one-channel convolution's fixed cost."""
+        kernel = self.receptive_field.shape[-2:]
+        if kernel == (1, 1) and self.stride == (1, 1) and self.padding == (0, 0):
+            return channel_sums
+        if self.dilation == (1, 1) and all(p <= k // 2 for p, k in zip(self.padding, kernel)):
+            return F.avg_pool2d(channel_sums, kernel, self.stride, self.padding, divisor_override=1)
+        return F.conv2d(channel_sums, self.receptive_field, None, self.stride, self.padding, self.dilation)
