@@ -1,5 +1,6 @@
 """Integer kernels: the same results as the dequantizing path, on every layer shape SD 1.5 uses; the stored format,
-the resident size and TAQ's exact protected rows unchanged; layers they cannot run keep dequantizing."""
+the resident size (W4 stays packed) and TAQ's exact protected rows unchanged; layers they cannot run keep
+dequantizing."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_integer_layers_compute_what_the_dequantizing_path_computes(
     dequantizing = quantized_layer(source, wbits, abits, granularity, True, context)
     integer = quantized_layer(source, wbits, abits, granularity, True, context)
     assert integer.use_integer_kernel()
-    assert integer.packed.codes is None and isinstance(integer.packed.kernel, (IntegerLinear, IntegerConv2d))
+    assert isinstance(integer.packed.kernel, (IntegerLinear, IntegerConv2d))
+    assert (integer.packed.codes is None) == (wbits == 8)  # 8-bit codes move into the kernel; 4-bit ones stay packed
     with torch.no_grad():
         for group in (0, 1):
             context.group = group
@@ -204,14 +206,14 @@ def test_the_int8_products_are_exact_on_every_sd15_layer_shape():
     for features, outputs in sorted(shapes["linear"]):
         layer = nn.Linear(features, outputs, device="meta")
         codes = torch.randint(0, 256, (outputs, features), dtype=torch.uint8, generator=generator)
-        kernel = IntegerLinear(codes, torch.ones(outputs, 1), torch.zeros(outputs, 1), 8, layer)
+        kernel = IntegerLinear(lambda: codes, torch.ones(outputs, 1), torch.zeros(outputs, 1), 8, layer)
         signed = torch.randint(-128, 128, (24, features), dtype=torch.int8, generator=generator)
         reference = signed.long() @ (codes.long() - 128).t()
         assert torch.equal(torch._int_mm(signed, kernel.weight.t()).long(), reference), (features, outputs)
     for channels, outputs, size, stride in sorted(shapes["conv"]):
         layer = nn.Conv2d(channels, outputs, size, stride, padding=size[0] // 2, device="meta")
         codes = torch.randint(0, 256, (outputs, channels * size[0] * size[1]), dtype=torch.uint8, generator=generator)
-        kernel = IntegerConv2d(codes, torch.ones(outputs, 1), torch.full((outputs, 1), -128.0), 8, layer)
+        kernel = IntegerConv2d(lambda: codes, torch.ones(outputs, 1), torch.full((outputs, 1), -128.0), 8, layer)
         zero = 77  # on a unit grid with this zero point, x's codes are x + 77: every code from 0 to 255
         x = (torch.randint(0, 256, (1, channels, 5, 4), generator=generator) - zero).float()
         out = kernel(x, AffineGrid(1.0, zero, 256), None)

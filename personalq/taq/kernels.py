@@ -17,8 +17,8 @@ for a Linear, a box sum of the channel-summed codes over each output pixel's rec
 convolution. Both are integers, so the only rounding is the final float scaling: the result is the dequantizing
 path's value to float32 accuracy, not an approximation of it (``tests/test_kernels.py`` holds it to that).
 
-The integer weights replace the packed codes in memory (:meth:`PackedWeight.hold_codes_in`), so an 8-bit layer
-stays at one byte per weight; a 4-bit layer grows to one byte per weight, the price of running in int8.
+8-bit integer weights replace the packed codes in memory (:meth:`PackedWeight.run_with`), so such a layer stays at
+one byte per weight; 4-bit codes stay packed and are unpacked per call, so W4 keeps its half-byte per weight.
 Layers the kernels cannot run (the log quantizer, grouped weights, inputs that are not rounded such as the
 cross-attention K/V projections, grouped convolutions) keep the dequantizing path.
 """
@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -126,19 +127,34 @@ def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Mo
 
 
 class _IntegerKernel(nn.Module):
-    """What both kernels share: the weight's per-output-channel scale ``w`` and centred offset ``o'``, and the
-    codes' centre (the stored codes are ``c' + centre``). The bias stays the layer's and is passed in."""
+    """What both kernels share: the weight's per-output-channel scale ``w`` and centred offset ``o'``, the codes'
+    centre (the stored codes are ``c' + centre``), and where the centred codes come from.
 
-    def __init__(self, scale: torch.Tensor, offset: torch.Tensor, bits: int, out: int):
+    8-bit codes are held here as int8, one byte each as stored, in the kernel's own layout (:attr:`holds_codes`:
+    the packed copy is released). 4-bit codes stay packed two to a byte and are unpacked per call, so a W4 layer keeps
+    its resident size; unpacking costs one pass over the weight, which a layer large enough to take the integer path
+    repays many times over. The bias stays the layer's and is passed in.
+    """
+
+    def __init__(self, codes_of: Callable[[], torch.Tensor], scale: torch.Tensor, offset: torch.Tensor, bits: int):
         super().__init__()
         self.bits = bits
         self.centre = 2 ** (bits - 1)
+        self.holds_codes = bits == 8
+        self._codes_of = codes_of  # the packed weight's unpacked codes, (slices, elements), when not held here
+        out = self.weight_shape[0]
         scale = scale.reshape(-1).expand(out).contiguous()  # the packed scales themselves (a view), or one widened
         self.register_buffer("weight_scale", scale, persistent=False)
         offset = offset.float().flatten().expand(out) + self.centre * scale
         self.register_buffer("weight_offset", offset.contiguous(), persistent=False)
 
+    weight_shape: tuple[int, ...]
+
+    def _centred(self, codes: torch.Tensor) -> torch.Tensor:
+        return (codes.to(torch.int16) - self.centre).to(torch.int8).reshape(self.weight_shape).contiguous()
+
     def centred_weight(self) -> torch.Tensor:
+        """The int8 weight ``c'`` in the layer's weight shape."""
         raise NotImplementedError
 
     def dequantized_weight(self) -> torch.Tensor:
@@ -156,23 +172,23 @@ class _IntegerKernel(nn.Module):
 
 
 class IntegerLinear(_IntegerKernel):
-    """``torch._int_mm`` on signed input codes ``q - 128`` (int8) against the centred weight, held as (out, in)."""
+    """``torch._int_mm`` on input codes shifted into int8 against the centred weight, (out, in)."""
 
-    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Linear):
-        super().__init__(scale, offset, bits, layer.out_features)
-        shape = (layer.out_features, layer.in_features)
-        centred = (codes.to(torch.int16) - self.centre).to(torch.int8).reshape(shape).contiguous()
-        self.register_buffer("weight", centred, persistent=False)
+    def __init__(self, codes_of, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Linear):
+        self.weight_shape = (layer.out_features, layer.in_features)
+        super().__init__(codes_of, scale, offset, bits)
+        centred = self._centred(codes_of())
+        self.register_buffer("weight", centred if self.holds_codes else None, persistent=False)
         column_sums = centred.sum(1, dtype=torch.int32).float()
         self.register_buffer("column_sums", column_sums, persistent=False)
         # row sums of the input codes as one more int8 product: exact, and far faster than a widening sum
         self.register_buffer("ones", torch.ones(layer.in_features, 1, dtype=torch.int8), persistent=False)
 
     def centred_weight(self) -> torch.Tensor:
-        return self.weight
+        return self.weight if self.holds_codes else self._centred(self._codes_of())
 
     def multiply_adds(self, x: torch.Tensor) -> int:
-        return x.numel() * self.weight.shape[0]
+        return x.numel() * self.weight_shape[0]
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         leading, features = x.shape[:-1], x.shape[-1]
@@ -185,7 +201,7 @@ class IntegerLinear(_IntegerKernel):
             constant += bias
         offset_scale = grid.scale * self.weight_offset
         row_sums = torch._int_mm(signed, self.ones).squeeze(1) - features * grid.signed_zero_point  # sum_k (q - z)
-        product_codes = torch._int_mm(signed, self.weight.t())
+        product_codes = torch._int_mm(signed, self.centred_weight().t())
         # converted in place: the float result takes the int32 product's memory, element by element (an
         # elementwise cast reads each element before writing it), so no second output-sized buffer is allocated
         y = product_codes.view(torch.float32).copy_(product_codes)
@@ -194,22 +210,24 @@ class IntegerLinear(_IntegerKernel):
 
 
 class IntegerConv2d(_IntegerKernel):
-    """oneDNN's int8 convolution (uint8 input codes with their zero point, int8 weights prepacked once) and the
-    weight offset's share as a box sum over each output pixel's receptive field."""
+    """oneDNN's int8 convolution (uint8 input codes with their zero point, int8 weights in oneDNN's blocked layout)
+    and the weight offset's share as a box sum over each output pixel's receptive field."""
 
-    def __init__(self, codes: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Conv2d):
-        super().__init__(scale, offset, bits, layer.out_channels)
+    def __init__(self, codes_of, scale: torch.Tensor, offset: torch.Tensor, bits: int, layer: nn.Conv2d):
+        self.weight_shape = (layer.out_channels, layer.in_channels, *layer.kernel_size)
+        super().__init__(codes_of, scale, offset, bits)
         self.stride, self.padding, self.dilation = layer.stride, layer.padding, layer.dilation
-        shape = (layer.out_channels, layer.in_channels, *layer.kernel_size)
-        centred = (codes.to(torch.int16) - self.centre).to(torch.int8).reshape(shape)
-        prepacked = torch.ops.onednn.qconv_prepack(
-            centred, self.weight_scale, 1.0, 0, list(self.stride), list(self.padding), list(self.dilation), 1, None
-        )
-        self.register_buffer("weight", prepacked, persistent=False)
+        held = self._prepacked(self._centred(codes_of())) if self.holds_codes else None
+        self.register_buffer("weight", held, persistent=False)
         self.register_buffer("receptive_field", torch.ones(1, 1, *layer.kernel_size), persistent=False)
 
+    def _prepacked(self, centred: torch.Tensor) -> torch.Tensor:
+        return torch.ops.onednn.qconv_prepack(
+            centred, self.weight_scale, 1.0, 0, list(self.stride), list(self.padding), list(self.dilation), 1, None
+        )
+
     def centred_weight(self) -> torch.Tensor:
-        return self.weight.to_dense()
+        return self.weight.to_dense() if self.holds_codes else self._centred(self._codes_of())
 
     def multiply_adds(self, x: torch.Tensor) -> int:
         images_and_channels = x.numel() // (x.shape[-2] * x.shape[-1])
@@ -218,11 +236,12 @@ class IntegerConv2d(_IntegerKernel):
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         codes = grid.codes(x)
+        weight = self.weight if self.holds_codes else self._prepacked(self.centred_weight())
         y = _onednn_conv(
             codes,
             grid.scale,
             grid.zero_point,
-            self.weight,
+            weight,
             self.weight_scale,
             bias,
             self.stride,

@@ -35,8 +35,9 @@ from personalq.taq.smoothing import input_channel_dim, per_input_channel
 class PackedWeight(nn.Module):
     """Buffers ``codes`` (uint8, packed), ``scale`` and ``offset`` (float32, one per slice) of one weight.
 
-    Once an integer kernel holds the codes in its own layout (:meth:`hold_codes_in`), ``codes`` is released so the
-    weight is not resident twice; :meth:`stored_codes` and the state dict rebuild the packed bytes from the kernel.
+    Once an integer kernel that holds the codes in its own layout computes with them (:meth:`run_with`), ``codes``
+    is released so the weight is not resident twice; :meth:`stored_codes` and the state dict rebuild the packed
+    bytes from the kernel.
     """
 
     def __init__(
@@ -71,13 +72,14 @@ class PackedWeight(nn.Module):
             quantized.codes.shape[1],
         )
 
-    def hold_codes_in(self, kernel: IntegerLinear | IntegerConv2d) -> None:
+    def run_with(self, kernel: IntegerLinear | IntegerConv2d) -> None:
         self.kernel = kernel
-        self.codes = None
+        if kernel.holds_codes:
+            self.codes = None
 
     def stored_codes(self) -> torch.Tensor:
         """The packed codes as they are saved, whichever form holds them now."""
-        return self.codes if self.kernel is None else self.kernel.stored_codes(self.scale.shape[0])
+        return self.codes if self.codes is not None else self.kernel.stored_codes(self.scale.shape[0])
 
     def unpacked_codes(self) -> torch.Tensor:
         return unpack(self.stored_codes(), self.spec.bits, self.row_length)
@@ -144,8 +146,7 @@ class _Quantized:
             return self.packed.kernel is not None
         kernel = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
         packed = self.packed
-        codes = packed.unpacked_codes()
-        packed.hold_codes_in(kernel(codes, packed.scale, packed.offset, packed.spec.bits, self))
+        packed.run_with(kernel(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
         return True
 
     def _integer_forward(self, x: torch.Tensor) -> torch.Tensor | None:

@@ -138,16 +138,14 @@ def quantized_bytes(unet: nn.Module, config: TAQConfig, integer_kernels: bool = 
         rows, per_row = spec.row_shape(module.weight.shape)
         scale_and_offset = 2 * 4  # float32 each, per row
         input_spec = None if takes_text(site) else config.activation_spec_at(site)
+        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)  # held packed, or int8 at 8 bits
         if integer_kernels and runs_in_integers(spec, input_spec, module):
-            # one int8 per code; per output channel the kernel's centred offset and a Linear's column sum (its int8
-            # column of ones), or a convolution's receptive field of ones; the scales are the packed ones, shared
+            # per output channel the kernel's centred offset and a Linear's column sum (its int8 column of ones), or
+            # a convolution's receptive field of ones; the scales are the packed ones, shared
             outputs, inputs, window = *module.weight.shape[:2], module.weight[0, 0].numel()
-            extra = outputs * 8 + inputs if isinstance(module, nn.Linear) else outputs * 4 + window * 4
+            total += outputs * 8 + inputs if isinstance(module, nn.Linear) else outputs * 4 + window * 4
             if spec.granularity == "tensor":  # one scale, widened to every output
-                extra += outputs * 4
-            total += rows * (per_row + scale_and_offset) + extra
-        else:
-            total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)
+                total += outputs * 4
         if not keeps_float_weight(config, site):
             total -= module.weight.numel() * module.weight.element_size()
         if is_smoothed(config, site, module):
