@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+Precision = Literal["FP32", "W8A8", "W4A8", "W8A4", "W4A4"]  # the app's menu: personalq.serving.variants.PRECISIONS
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ASSETS = PROJECT_ROOT / "assets"
 
@@ -50,11 +51,21 @@ class Settings(BaseSettings):
         description="largest image side calibration generates at before quantizing; a base whose native size "
         "is smaller calibrates at its own",
     )
-    kernels: Literal["auto", "integer", "dequantize"] = Field(
+    kernels: Literal["auto", "dequantize"] = Field(
         default="auto",
-        description="how quantized layers compute: integer (int8 products, where the processor has VNNI or AMX "
-        "units and they pass a self-check), dequantize (a float weight per call: 4-bit weights stay packed in "
-        "memory), or auto (integer where available)",
+        description="how quantized layers compute: auto (int8 products where the processor has VNNI or AMX units "
+        "and they pass a self-check at start-up, else a float weight per call) or dequantize (always a float "
+        "weight per call)",
+    )
+    default_precision: Precision = Field(default="FP32", description="the chat's precision when it opens")
+    warmup_checkpoints: int = Field(
+        default=2,
+        ge=0,
+        description="at start-up, the warm-up precisions of this many most recently used checkpoints are prepared "
+        "(quantized and stored if new, loaded either way) in the background",
+    )
+    warmup_precisions: list[Precision] = Field(
+        default_factory=lambda: ["W8A8"], description="the precisions prepared at start-up (besides the default)"
     )
     assets_dir: Path = DEFAULT_ASSETS
     model_cache: Path = Field(

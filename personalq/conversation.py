@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import logging
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from personalq.checkin.agent import CheckIn, CheckinResult
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionNotFound
-from personalq.repository.service import Repository, StoredCheckpoint
+from personalq.repository.service import CheckpointNotFound, Repository, StoredCheckpoint
+
+log = logging.getLogger(__name__)
 
 USE_PREFIX = "Use "
 _MARKDOWN = re.compile(r"([\\`\[\]!])")  # links, images and code spans; HTML is escaped separately
@@ -111,6 +114,14 @@ class Conversation:
             list(state.offered),
             latency_ms=result.latency_ms,
         )
+
+    def record_use(self, checkpoint: StoredCheckpoint) -> None:
+        """A generation with ``checkpoint`` finished: it is now the most recently used (what start-up warm-up and
+        requests such as "the one I used last" read)."""
+        try:
+            self.repository.touch(checkpoint.id)
+        except CheckpointNotFound:  # removed while it generated: nothing to record
+            log.info("%s was removed during its generation", checkpoint.id)
 
     def _use(self, checkpoint_id: str, state: ChatState) -> Turn:
         checkpoint = self.repository.get(checkpoint_id)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import platform
 import threading
 
 import pytest
+import torch
 
 from personalq.config import DEFAULT_ASSETS
 from personalq.runtime import start
@@ -225,3 +227,38 @@ def test_previews_are_drawn_at_a_readable_size_and_only_the_final_image_is_decod
     assert frames[0].image.size == (256, 256) and frames[-1].image.size == (64, 64)
     quiet = list(engine.generate(card, "a <sneaks-v1> on a beach", params=GenerationParams(steps=2), previews=False))
     assert quiet[0].image is None and quiet[-1].image.size == (64, 64)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the allocator setting is glibc's")
+def test_the_engine_keeps_freed_large_blocks_for_reuse():
+    """Once the engine has started, an allocation above glibc's default mmap threshold comes from the heap, whose
+    freed pages are reused, instead of being mapped (and page-faulted in) afresh: mmapped bytes do not grow."""
+    import ctypes
+
+    from personalq.serving.allocator import reuse_freed_memory
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_size_t)
+            for name in (
+                "arena",
+                "ordblks",
+                "smblks",
+                "hblks",
+                "hblkhd",
+                "usmblks",
+                "fsmblks",
+                "uordblks",
+                "fordblks",
+                "keepcost",
+            )
+        ]
+
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    assert reuse_freed_memory()
+    before = libc.mallinfo2().hblkhd
+    block = torch.empty(64 * 2**20, dtype=torch.uint8)  # 64 MiB: above even glibc's largest dynamic threshold
+    mapped = libc.mallinfo2().hblkhd - before
+    del block
+    assert mapped < 64 * 2**20

@@ -133,6 +133,7 @@ def generate(
         fail(f"could not generate: {error}")
     out.parent.mkdir(parents=True, exist_ok=True)
     image.save(out)
+    conversation.record_use(card)
     seconds = time.perf_counter() - started
     _emit(
         as_json,

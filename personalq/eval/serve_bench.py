@@ -8,6 +8,9 @@
    shown side by side.
 3. Several simulated people at once against the running app through ``gradio_client`` (Gradio's queue,
    the generation concurrency limit and all); every request must finish without error; p50/p95 reported.
+4. A cold W8A8 request (a checkpoint whose variant was never made) through the chat's callbacks: how soon the chat
+   says it is preparing, and the full reply without and with start-up warm-up (the checkpoint marked used, warm-up
+   run to completion first; how long it took after start-up is reported too).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class ServeReport:
     concurrent_errors: list[str] = field(default_factory=list)
     people: int = 0
     kernels: str = ""
+    cold: dict[str, float] = field(default_factory=dict)
 
     def table(self) -> str:
         fp = statistics.median(self.precision_s["FP32"])
@@ -69,6 +73,7 @@ class ServeReport:
                 if self.concurrent_s
                 else "n/a",
             ),
+            *[(f"cold W8A8 request: {name}", f"{seconds:.2f} s") for name, seconds in self.cold.items()],
         ]
         return "| measure | value |\n| --- | --- |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
@@ -106,6 +111,42 @@ def precisions(
             started = time.perf_counter()
             list(engine.generate(turn.checkpoint, turn.prompt, name, params=GenerationParams(seed=i)))
             report.precision_s.setdefault(row, []).append(time.perf_counter() - started)
+
+
+def cold_request(settings: Settings, runtime, report: ServeReport) -> None:
+    from personalq.access import WriteAccess
+    from personalq.serving.variants import precision_config, variant_path
+    from personalq.serving.warmup import start_warmup
+    from personalq.ui.chat_tab import _callbacks
+
+    request = "zoomy v2 on a beach"
+    checkpoint = runtime.repository.get("zoomy-v2")
+    stored = variant_path(checkpoint, precision_config("W8A8"), settings.home / "taq")
+
+    def reply(engine: Engine) -> tuple[float | None, float]:
+        """Seconds until the chat says it is preparing (None: it did not), and until the image."""
+        conversation = Conversation(make_checkin(settings, runtime.repository), runtime.repository)
+        folder = settings.outputs_dir
+        chat = _callbacks(conversation, engine, folder, settings.previews_dir, WriteAccess(None, False, False))
+        started, preparing = time.perf_counter(), None
+        for history, *_ in chat.respond(request, [], ChatState(), "W8A8", True, 4096, 0, 20, 5.0, "64 x 64"):
+            said = [m["content"] for m in history if isinstance(m["content"], str)]
+            if preparing is None and any(text.startswith("Preparing W8A8") for text in said):
+                preparing = time.perf_counter() - started
+        return preparing, time.perf_counter() - started
+
+    stored.unlink(missing_ok=True)
+    preparing, cold = reply(Engine(settings))
+    report.cold["the chat says it is preparing after"] = preparing if preparing is not None else float("nan")
+    report.cold["full reply, no warm-up"] = cold
+    stored.unlink()
+    runtime.repository.touch(checkpoint.id)
+    started = time.perf_counter()
+    engine = Engine(settings.model_copy(update={"warmup_checkpoints": 1}))
+    warmup = start_warmup(engine, runtime.repository)
+    warmup.finished.wait()
+    report.cold["start-up warm-up finished after"] = time.perf_counter() - started
+    report.cold["full reply after warm-up"] = reply(engine)[1]
 
 
 def concurrent_people(runtime, engine: Engine, report: ServeReport, people: int, requests_each: int) -> None:
@@ -174,6 +215,7 @@ def run_serve_bench(
     if engine.kernels.available:
         engines["dequantizing"] = Engine(settings.model_copy(update={"kernels": "dequantize"}))
     precisions(conversation, engines, report, rounds, list(names))
+    cold_request(settings, runtime, report)
     if people:
         concurrent_people(runtime, engine, report, people, requests_each)
     return report

@@ -178,6 +178,25 @@ class Engine:
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
+    def prepare(self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True) -> None:
+        """Make ``precision`` ready for ``checkpoint`` without generating: its base pipeline, its UNet at that
+        precision (a new variant is produced and stored) and its adapter, all in the cache. ``None``: the bundled
+        base's float UNet. What start-up warm-up calls."""
+        config = precision_config(precision, trigger_aware)
+        with self._lock:
+            if checkpoint is None:
+                base = served_base(self.settings).location
+                self.pipeline(base)
+                self.float_unet(base)
+                return
+            base = self.base_location(checkpoint)
+            self.pipeline(base)
+            if config is None:
+                self.float_unet(base, checkpoint)
+            else:
+                self.quantized_unet(checkpoint, config)
+            self.adapter(checkpoint)
+
     def adapter(self, checkpoint: StoredCheckpoint) -> LoraWeights | None:
         """A LoRA adapter as read from its file, kept in the cache beside the UNets (None for other kinds)."""
         if checkpoint.kind != "lora":

@@ -16,6 +16,7 @@ from personalq.rating.votes import VoteStore
 from personalq.retention import prune_periodically
 from personalq.runtime import Runtime
 from personalq.serving.engine import Engine
+from personalq.serving.warmup import Warmup, start_warmup
 from personalq.ui.chat_tab import build_chat_tab
 from personalq.ui.rater_tab import build_rater_tab
 from personalq.ui.repository_tab import build_repository_tab
@@ -37,8 +38,11 @@ def write_access(settings: Settings, public: bool) -> WriteAccess:
     return WriteAccess(settings.admin_token, bool(settings.auth), public)
 
 
-def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = False) -> gr.Blocks:
-    """The app's Blocks; ``public``: it will listen beyond loopback (see :mod:`personalq.access`)."""
+def build_app(
+    runtime: Runtime, engine: Engine | None = None, public: bool = False, warmup: Warmup | None = None
+) -> gr.Blocks:
+    """The app's Blocks; ``public``: it will listen beyond loopback (see :mod:`personalq.access`); ``warmup``: the
+    start-up preparation whose progress the chat's readout shows."""
     engine = engine or Engine(runtime.settings)
     settings = runtime.settings
     access = write_access(settings, public)
@@ -63,6 +67,7 @@ def build_app(runtime: Runtime, engine: Engine | None = None, public: bool = Fal
                 backend_label(runtime),
                 access,
                 admin,
+                warmup,
             )
         with gr.Tab("Repository", id="repository"):
             browse, inputs, outputs = build_repository_tab(runtime.repository, settings, access, admin)
@@ -87,9 +92,12 @@ def launch(
 ) -> gr.Blocks:
     """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests,
     the serving bench): the write policy for ``host``, Gradio sign-in, the queue's concurrency and bound, the
-    upload limit, the folders it serves. ``engine``: one the caller already warmed (the bench's)."""
+    upload limit, the folders it serves, the start-up warm-up (:mod:`personalq.serving.warmup`). ``engine``: one the
+    caller made (the bench's)."""
     settings = runtime.settings
-    app = build_app(runtime, engine, public=not is_loopback(host))
+    engine = engine or Engine(settings)
+    warmup = start_warmup(engine, runtime.repository)
+    app = build_app(runtime, engine, public=not is_loopback(host), warmup=warmup)
     allowed, blocked = served_paths(settings)
     auth = [(user, secret_value(password)) for user, password in settings.auth.items()] or None
     prune_periodically(settings, runtime.repository)

@@ -24,6 +24,7 @@ from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
 from personalq.serving.previews import readable
 from personalq.serving.variants import PRECISIONS, precision_config
+from personalq.serving.warmup import Warmup
 from personalq.serving.zerogpu import on_gpu
 from personalq.ui.media import published_preview
 from personalq.ui.visitor import username_of
@@ -64,10 +65,11 @@ def build_chat_tab(
     backend: str,
     access: WriteAccess,
     admin: gr.State,
+    warmup: Warmup | None = None,
 ):
     """The tab's components and events; returns the memory readout with its inputs and output, for the app's load
     event."""
-    callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access)
+    callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access, warmup)
     tab = _layout(engine, access, backend)
     _wire(tab, callbacks, admin)
     return callbacks.memory_readout, tab.readout_inputs, tab.memory
@@ -82,7 +84,12 @@ class _Callbacks:
 
 
 def _callbacks(
-    conversation: Conversation, engine: Engine, outputs_dir: Path, previews_dir: Path, access: WriteAccess
+    conversation: Conversation,
+    engine: Engine,
+    outputs_dir: Path,
+    previews_dir: Path,
+    access: WriteAccess,
+    warmup: Warmup | None = None,
 ) -> _Callbacks:
     """The tab's event handlers. Their names and parameters are what Gradio shows and calls (``respond`` is the
     public ``/chat`` endpoint): keep them as they are."""
@@ -96,9 +103,10 @@ def _callbacks(
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
         kernels = "" if config is None else f" · {engine.kernels.describe()}"
+        starting = f" · {warmup.line()}" if warmup is not None and warmup.line() else ""
         return (
             f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32){kernels} · "
-            f"{engine.memory().line()}"
+            f"{engine.memory().line()}{starting}"
         )
 
     def respond(
@@ -141,6 +149,7 @@ def _callbacks(
                 turn.checkpoint, turn.prompt, precision, trigger_aware, params, float_kv=float_kv
             ):
                 if frame.final:
+                    conversation.record_use(turn.checkpoint)
                     history.append(
                         {
                             "role": "assistant",
@@ -266,7 +275,9 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
                 interactive=False,
             )
             stop = gr.Button("Stop", elem_id="stop", variant="stop")
-            precision = gr.Radio(list(PRECISIONS), value="FP32", label="Precision", elem_id="precision")
+            precision = gr.Radio(
+                list(PRECISIONS), value=engine.settings.default_precision, label="Precision", elem_id="precision"
+            )
             trigger_aware = gr.Checkbox(
                 True,
                 label="Trigger-aware (keep the trigger's cross-attention in full precision)",
