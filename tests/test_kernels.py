@@ -16,15 +16,15 @@ from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.attention import cross_attention_names
 from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext
-from personalq.taq.kernels import IntegerConv2d, IntegerLinear, integer_support
+from personalq.taq.kernels import IntegerConv2d, IntegerLinear, integer_support, multiply_adds
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.quantize import (
     TAQConfig,
+    allow_integer_kernels,
     load_quantized,
     quantize_unet,
     quantized_bytes,
     save_quantized,
-    use_integer_kernels,
     weight_bytes,
 )
 from personalq.taq.quantizers import AffineGrid, QuantSpec, quantize_weight
@@ -73,26 +73,30 @@ def test_integer_layers_compute_what_the_dequantizing_path_computes(
     context = QuantContext()
     dequantizing = quantized_layer(source, wbits, abits, granularity, True, context)
     integer = quantized_layer(source, wbits, abits, granularity, True, context)
-    assert integer.use_integer_kernel()
-    assert isinstance(integer.packed.kernel, (IntegerLinear, IntegerConv2d))
-    assert (integer.packed.codes is None) == (wbits == 8)  # 8-bit codes move into the kernel; 4-bit ones stay packed
+    assert integer.allow_integer_kernel() and integer.packed.kernel is None  # built on the first call that pays
     with torch.no_grad():
         for group in (0, 1):
             context.group = group
             expected, got = dequantizing(x), integer(x)
             assert got.shape == expected.shape
             assert float((got - expected).abs().max()) <= 2e-6 * float(expected.abs().max())
+    assert isinstance(integer.packed.kernel, (IntegerLinear, IntegerConv2d))
+    assert (integer.packed.codes is None) == (wbits == 8)  # 8-bit codes move into the kernel; 4-bit ones stay packed
 
 
-def test_small_products_take_the_dequantizing_path_with_the_same_result():
+def test_small_calls_dequantize_and_build_no_kernel_until_a_call_pays(monkeypatch):
     torch.manual_seed(0)
     source, x = nn.Linear(32, 16), torch.randn(4, 32)
     context = QuantContext()
-    expected = quantized_layer(source, 8, 8, "channel", False, context)(x)
+    dequantizing = quantized_layer(source, 8, 8, "channel", False, context)
     integer = quantized_layer(source, 8, 8, "channel", False, context)
-    integer.use_integer_kernel()
-    assert integer.packed.kernel.multiply_adds(x) < layers.SMALL_PRODUCT
-    assert torch.allclose(integer(x), expected, rtol=0, atol=1e-6)
+    assert integer.allow_integer_kernel()
+    assert multiply_adds(integer, x) < layers.SMALL_PRODUCT
+    assert torch.equal(integer(x), dequantizing(x)) and integer.packed.kernel is None
+    monkeypatch.setattr(layers, "SMALL_PRODUCT", multiply_adds(integer, x))  # this call now pays: the kernel is built
+    assert torch.allclose(integer(x), dequantizing(x), rtol=0, atol=1e-5) and integer.packed.kernel is not None
+    monkeypatch.undo()  # small calls after that take the dequantizing path through the kernel's int8 weight
+    assert torch.allclose(integer(x), dequantizing(x), rtol=0, atol=1e-6)
 
 
 def test_layers_the_kernels_cannot_run_keep_dequantizing():
@@ -116,7 +120,8 @@ def test_layers_the_kernels_cannot_run_keep_dequantizing():
         context,
     )
     for layer in (log_weights, grouped_weights, unrounded_input, grouped_conv):
-        assert not layer.use_integer_kernel()
+        assert not layer.allow_integer_kernel()
+        layer(torch.randn(2, 8, 6, 6) if isinstance(layer, nn.Conv2d) else torch.randn(3, 32))
         assert layer.packed.kernel is None and layer.packed.codes is not None
 
 
@@ -134,15 +139,16 @@ def test_a_switched_unet_matches_saves_and_sizes_as_before(every_call_in_integer
     with torch.no_grad(), quantized.context.protecting(protected):
         expected = quantized.unet(sample, 300, **kwargs).sample
     full = tiny_unet()
-    switched = use_integer_kernels(quantized)
+    allowed = allow_integer_kernels(quantized)
     sites = dict(quantizable_layers(quantized.unet))
-    assert switched == sum(not takes_text(site) for site in sites)
-    assert all((module.packed.kernel is None) == takes_text(site) for site, module in sites.items())
-    assert weight_bytes(quantized.unet) == quantized_bytes(full, config, integer_kernels=True)
+    assert allowed == sum(not takes_text(site) for site in sites)
 
     with torch.no_grad(), quantized.context.protecting(protected):
         got = quantized.unet(sample, 300, **kwargs).sample
         float_output = full(sample, 300, **kwargs).sample
+    assert all((module.packed.kernel is None) == takes_text(site) for site, module in sites.items())
+    column_sums = sum(4 * m.out_features for s, m in sites.items() if isinstance(m, nn.Linear) and not takes_text(s))
+    assert weight_bytes(quantized.unet) == quantized_bytes(full, config) + column_sums
     # each layer agrees to float accuracy; an input that lands on a rounding boundary may then take the next code,
     # so across the UNet the paths differ by a small fraction of what quantization itself changes
     quantization_error = float((expected - float_output).pow(2).mean())
@@ -170,13 +176,13 @@ def test_protected_kv_rows_stay_exact_with_integer_kernels(every_call_in_integer
         attn = unet.get_submodule(name)
         full_key, full_value = attn.to_k(text), attn.to_v(text)
     quantized = quantize_unet(unet, TAQConfig(wbits=8, abits=8, protect_weights=True), calibrated(unet, False))
-    use_integer_kernels(quantized)
+    allow_integer_kernels(quantized)
     protected = torch.zeros(2, TOKENS, dtype=torch.bool)
     protected[1, 2:5] = True
     attn = quantized.unet.get_submodule(name)
-    assert attn.to_q.packed.kernel is not None  # the image side runs in integers
     with torch.no_grad(), quantized.context.protecting(protected):
         _, key, value = attn.processor.project(attn, torch.randn(2, 16, 32), text)
+    assert attn.to_q.packed.kernel is not None  # the image side ran in integers
     assert torch.equal(key[protected], full_key[protected]) and torch.equal(value[protected], full_value[protected])
 
 

@@ -45,10 +45,10 @@ from personalq.taq.masks import token_mask
 from personalq.taq.quantize import (
     QuantizedUNet,
     TAQConfig,
+    allow_integer_kernels,
     load_quantized,
     quantized_bytes,
     save_quantized,
-    use_integer_kernels,
     weight_bytes,
 )
 
@@ -173,8 +173,8 @@ class Engine:
             save_quantized(variant, path)
             log.info("stored %s", path)
         if self.kernels.available:
-            layers = use_integer_kernels(variant)
-            log.info("%s: %d layers on %s", variant.config.tag, layers, self.kernels.describe())
+            layers = allow_integer_kernels(variant)
+            log.info("%s: %d layers may use %s", variant.config.tag, layers, self.kernels.describe())
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
@@ -240,7 +240,7 @@ class Engine:
         with self._lock:
             self.pipeline(base)
             unet = self.float_unet(base)
-        return weight_bytes(unet) if config is None else quantized_bytes(unet, config, self.kernels.available)
+        return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
 
     def memory(self) -> MemoryReport:
         return MemoryReport(

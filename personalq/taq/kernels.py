@@ -41,9 +41,9 @@ from personalq.taq.quantizers import AffineGrid, QuantSpec
 log = logging.getLogger(__name__)
 
 # Below this many multiply-adds per call a layer is bound by fixed per-call costs, and the integer path's extra
-# calls (quantizing the input, the row or window sums, the epilogue) cost more than int8 saves; such calls take
-# the dequantizing path (benchmarks/kernels.py measures the crossover: the demo zoo's layers sit below it, SD 1.5's
-# at 256 px and up above it).
+# calls (quantizing the input, the row or window sums, the epilogue) cost more than int8 saves; such calls take the
+# dequantizing path, and a layer builds its kernel only on its first call above it (benchmarks/integer_kernels.py
+# measures the crossover: the demo zoo's layers sit below it, SD 1.5's at 256 px and up above it).
 SMALL_PRODUCT = 1 << 24
 
 
@@ -118,6 +118,22 @@ def _onednn_conv(codes, scale, zero_point, weight, weight_scales, bias, stride, 
     )
 
 
+def multiply_adds(layer: nn.Module, x: torch.Tensor) -> int:
+    """Multiply-adds of ``layer`` (a Linear or Conv2d) on input ``x``: what decides whether a call pays for the
+    integer path."""
+    if isinstance(layer, nn.Conv2d):
+        images_and_channels = x.numel() // (x.shape[-2] * x.shape[-1])
+        pixels = x.shape[-2] * x.shape[-1] // (layer.stride[0] * layer.stride[1])
+        return images_and_channels * pixels * layer.out_channels * layer.kernel_size[0] * layer.kernel_size[1]
+    return x.numel() * layer.out_features
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(length: int) -> torch.Tensor:
+    """An int8 column of ``length`` ones, shared by every layer of that input width."""
+    return torch.ones(length, 1, dtype=torch.int8)
+
+
 def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Module) -> bool:
     """Whether the integer kernels compute this layer: affine weights per channel (or per tensor), an input rounded
     to a per-tensor affine grid, and no groups in a convolution."""
@@ -143,10 +159,14 @@ class _IntegerKernel(nn.Module):
         self.holds_codes = bits == 8
         self._codes_of = codes_of  # the packed weight's unpacked codes, (slices, elements), when not held here
         out = self.weight_shape[0]
-        scale = scale.reshape(-1).expand(out).contiguous()  # the packed scales themselves (a view), or one widened
-        self.register_buffer("weight_scale", scale, persistent=False)
-        offset = offset.float().flatten().expand(out) + self.centre * scale
-        self.register_buffer("weight_offset", offset.contiguous(), persistent=False)
+        # the packed weight's own scales and offsets (views: nothing is copied), or one of each widened to every output
+        self.register_buffer("weight_scale", scale.reshape(-1).expand(out).contiguous(), persistent=False)
+        self.register_buffer("stored_offset", offset.reshape(-1).expand(out).contiguous(), persistent=False)
+
+    @property
+    def weight_offset(self) -> torch.Tensor:
+        """``o' = o + centre * w``: the offset of the centred codes."""
+        return self.stored_offset + self.centre * self.weight_scale
 
     weight_shape: tuple[int, ...]
 
@@ -163,9 +183,6 @@ class _IntegerKernel(nn.Module):
         shape = (-1,) + (1,) * (centred.dim() - 1)
         return centred.float() * self.weight_scale.view(shape) + self.weight_offset.view(shape)
 
-    def multiply_adds(self, x: torch.Tensor) -> int:
-        raise NotImplementedError
-
     def stored_codes(self, rows: int) -> torch.Tensor:
         """The packed bytes :class:`PackedWeight` stores (``rows`` slices), rebuilt from the centred int8 weight."""
         return pack((self.centred_weight().to(torch.int16) + self.centre).reshape(rows, -1), self.bits)
@@ -179,16 +196,11 @@ class IntegerLinear(_IntegerKernel):
         super().__init__(codes_of, scale, offset, bits)
         centred = self._centred(codes_of())
         self.register_buffer("weight", centred if self.holds_codes else None, persistent=False)
-        column_sums = centred.sum(1, dtype=torch.int32).float()
+        column_sums = centred.sum(1, dtype=torch.int32).float()  # the one thing a kernel adds: 4 bytes per output
         self.register_buffer("column_sums", column_sums, persistent=False)
-        # row sums of the input codes as one more int8 product: exact, and far faster than a widening sum
-        self.register_buffer("ones", torch.ones(layer.in_features, 1, dtype=torch.int8), persistent=False)
 
     def centred_weight(self) -> torch.Tensor:
         return self.weight if self.holds_codes else self._centred(self._codes_of())
-
-    def multiply_adds(self, x: torch.Tensor) -> int:
-        return x.numel() * self.weight_shape[0]
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         leading, features = x.shape[:-1], x.shape[-1]
@@ -200,7 +212,8 @@ class IntegerLinear(_IntegerKernel):
         if bias is not None:
             constant += bias
         offset_scale = grid.scale * self.weight_offset
-        row_sums = torch._int_mm(signed, self.ones).squeeze(1) - features * grid.signed_zero_point  # sum_k (q - z)
+        # sum_k (q - z): the row sums as one more int8 product, exact and far faster than a widening sum
+        row_sums = torch._int_mm(signed, _ones(features)).squeeze(1) - features * grid.signed_zero_point
         product_codes = torch._int_mm(signed, self.centred_weight().t())
         # converted in place: the float result takes the int32 product's memory, element by element (an
         # elementwise cast reads each element before writing it), so no second output-sized buffer is allocated
@@ -219,7 +232,7 @@ class IntegerConv2d(_IntegerKernel):
         self.stride, self.padding, self.dilation = layer.stride, layer.padding, layer.dilation
         held = self._prepacked(self._centred(codes_of())) if self.holds_codes else None
         self.register_buffer("weight", held, persistent=False)
-        self.register_buffer("receptive_field", torch.ones(1, 1, *layer.kernel_size), persistent=False)
+        self.kernel_size = layer.kernel_size
 
     def _prepacked(self, centred: torch.Tensor) -> torch.Tensor:
         return torch.ops.onednn.qconv_prepack(
@@ -228,11 +241,6 @@ class IntegerConv2d(_IntegerKernel):
 
     def centred_weight(self) -> torch.Tensor:
         return self.weight.to_dense() if self.holds_codes else self._centred(self._codes_of())
-
-    def multiply_adds(self, x: torch.Tensor) -> int:
-        images_and_channels = x.numel() // (x.shape[-2] * x.shape[-1])
-        pixels = x.shape[-2] * x.shape[-1] // (self.stride[0] * self.stride[1])
-        return images_and_channels * pixels * len(self.weight_scale) * self.receptive_field.numel()
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         codes = grid.codes(x)
@@ -255,9 +263,10 @@ class IntegerConv2d(_IntegerKernel):
         """Sums of ``channel_sums`` over each output pixel's receptive field, zero outside the image (as zero-padded
         ``x`` is). Sum pooling where it applies: the same integers exactly (they stay below 2**24), at a tenth of a
         one-channel convolution's fixed cost."""
-        kernel = self.receptive_field.shape[-2:]
+        kernel = self.kernel_size
         if kernel == (1, 1) and self.stride == (1, 1) and self.padding == (0, 0):
             return channel_sums
         if self.dilation == (1, 1) and all(p <= k // 2 for p, k in zip(self.padding, kernel)):
             return F.avg_pool2d(channel_sums, kernel, self.stride, self.padding, divisor_override=1)
-        return F.conv2d(channel_sums, self.receptive_field, None, self.stride, self.padding, self.dilation)
+        window = torch.ones(1, 1, *kernel)
+        return F.conv2d(channel_sums, window, None, self.stride, self.padding, self.dilation)

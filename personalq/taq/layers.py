@@ -14,8 +14,9 @@ its channel count).
 A smoothed layer (:mod:`personalq.taq.smoothing`) holds its packed weight with the smoothing factors folded in,
 and divides its input by them before rounding it.
 
-:meth:`_Quantized.use_integer_kernel` switches a layer to integer compute (:mod:`personalq.taq.kernels`): the same
-result without a float weight, several times faster where the processor has int8 units.
+:meth:`_Quantized.allow_integer_kernel` lets a layer compute in integers (:mod:`personalq.taq.kernels`): the same
+result without a float weight, several times faster where the processor has int8 units, from the layer's first call
+large enough to pay for it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from torch import nn
 
 from personalq.taq.activations import ActivationQuantizer
 from personalq.taq.context import QuantContext
-from personalq.taq.kernels import SMALL_PRODUCT, IntegerConv2d, IntegerLinear, runs_in_integers
+from personalq.taq.kernels import SMALL_PRODUCT, IntegerConv2d, IntegerLinear, multiply_adds, runs_in_integers
 from personalq.taq.packing import from_unsigned, pack, to_unsigned, unpack
 from personalq.taq.quantizers import QuantizedWeight, QuantSpec, dequantize
 from personalq.taq.smoothing import input_channel_dim, per_input_channel
@@ -118,6 +119,7 @@ class _Quantized:
         self.bias = nn.Parameter(bias.detach().float().clone(), requires_grad=False) if bias is not None else None
         self.input_quantizer = input_quantizer
         self.context = context
+        self.integer_allowed = False
         self.register_buffer("smoothing", None if smoothing is None else smoothing.detach().float().clone())
 
     @property
@@ -138,26 +140,28 @@ class _Quantized:
         x = self._smoothed(x)
         return x if self.input_quantizer is None else self.input_quantizer(x, self._group)
 
-    def use_integer_kernel(self) -> bool:
-        """Compute this layer with an integer kernel from now on, if it can be (see
-        :func:`personalq.taq.kernels.runs_in_integers`); the packed codes move into the kernel."""
+    def allow_integer_kernel(self) -> bool:
+        """Let this layer compute with an integer kernel if it can (:func:`personalq.taq.kernels.runs_in_integers`).
+
+        The kernel is built on the first call large enough to pay for it (``SMALL_PRODUCT``), and 8-bit codes then
+        move into it; a layer that only ever sees small inputs keeps dequantizing and holds nothing more.
+        """
         input_spec = None if self.input_quantizer is None else self.input_quantizer.spec
-        if self.packed.kernel is not None or not runs_in_integers(self.packed.spec, input_spec, self):
-            return self.packed.kernel is not None
-        kernel = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
-        packed = self.packed
-        packed.run_with(kernel(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
-        return True
+        self.integer_allowed = runs_in_integers(self.packed.spec, input_spec, self)
+        return self.integer_allowed
 
     def _integer_forward(self, x: torch.Tensor) -> torch.Tensor | None:
-        """The layer's output from the integer kernel; None where it does not run (no kernel, an input the kernels do
-        not take: half precision, another device; or a product too small to pay for the integer path's extra calls)."""
-        kernel = self.packed.kernel
-        if kernel is None or x.dtype != torch.float32 or x.device.type != "cpu":
+        """The layer's output from the integer kernel; None where it does not run (not allowed, an input the kernels
+        do not take: half precision, another device; or a product too small to pay for the integer path's calls)."""
+        if not self.integer_allowed or x.dtype != torch.float32 or x.device.type != "cpu":
             return None
-        if kernel.multiply_adds(x) < SMALL_PRODUCT:
+        if multiply_adds(self, x) < SMALL_PRODUCT:
             return None
-        return kernel(self._smoothed(x), self.input_quantizer.grid(self._group), self.bias)
+        packed = self.packed
+        if packed.kernel is None:
+            kernel = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
+            packed.run_with(kernel(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
+        return packed.kernel(self._smoothed(x), self.input_quantizer.grid(self._group), self.bias)
 
 
 class QuantizedLinear(_Quantized, nn.Linear):

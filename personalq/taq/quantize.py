@@ -26,7 +26,6 @@ from personalq.taq.adaround import adaround_weight
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
 from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
-from personalq.taq.kernels import runs_in_integers
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.packing import packed_length
@@ -129,23 +128,17 @@ def weight_bytes(module: nn.Module) -> int:
     return sum(held.values())
 
 
-def quantized_bytes(unet: nn.Module, config: TAQConfig, integer_kernels: bool = False) -> int:
-    """What :func:`weight_bytes` will report once ``unet`` is quantized with ``config`` (and switched to integer
-    kernels where they run), computed from shapes alone."""
+def quantized_bytes(unet: nn.Module, config: TAQConfig) -> int:
+    """What :func:`weight_bytes` will report once ``unet`` is quantized with ``config``, computed from shapes alone.
+
+    A layer that has switched to an integer kernel holds the same codes (int8 at 8 bits, still packed at 4) and, if
+    it is a Linear, its weight's column sums: 4 bytes per output channel more."""
     total = weight_bytes(unet)
     for site, module in quantizable_layers(unet):
         spec = config.weight_spec_at(site)
         rows, per_row = spec.row_shape(module.weight.shape)
         scale_and_offset = 2 * 4  # float32 each, per row
-        input_spec = None if takes_text(site) else config.activation_spec_at(site)
-        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)  # held packed, or int8 at 8 bits
-        if integer_kernels and runs_in_integers(spec, input_spec, module):
-            # per output channel the kernel's centred offset and a Linear's column sum (its int8 column of ones), or
-            # a convolution's receptive field of ones; the scales are the packed ones, shared
-            outputs, inputs, window = *module.weight.shape[:2], module.weight[0, 0].numel()
-            total += outputs * 8 + inputs if isinstance(module, nn.Linear) else outputs * 4 + window * 4
-            if spec.granularity == "tensor":  # one scale, widened to every output
-                total += outputs * 4
+        total += rows * (packed_length(per_row, spec.bits) + scale_and_offset)
         if not keeps_float_weight(config, site):
             total -= module.weight.numel() * module.weight.element_size()
         if is_smoothed(config, site, module):
@@ -322,12 +315,12 @@ def keep_activation_quantization(quantized: QuantizedUNet, keep: Callable[[str],
     return quantized
 
 
-def use_integer_kernels(quantized: QuantizedUNet) -> int:
-    """Compute every layer the integer kernels can run with them from now on (:mod:`personalq.taq.kernels`; the
-    others keep dequantizing their weight); returns how many layers switched. Saving still writes the packed
-    format, so a variant is stored the same whichever kernels served it."""
+def allow_integer_kernels(quantized: QuantizedUNet) -> int:
+    """Let every layer the integer kernels can run compute with them (:mod:`personalq.taq.kernels`; each switches on
+    its first call large enough to pay, the others keep dequantizing); returns how many layers may. Saving still
+    writes the packed format, so a variant is stored the same whichever kernels served it."""
     layers = [m for m in quantized.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))]
-    return sum(layer.use_integer_kernel() for layer in layers)
+    return sum(layer.allow_integer_kernel() for layer in layers)
 
 
 def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:

@@ -1,9 +1,9 @@
 """Integer kernels against float and dequantizing compute: per layer, per SD 1.5 UNet step and image, and the demo
 zoo's image error.
 
-    python benchmarks/kernels.py [--work /tmp/personalq-real-size] [--repeats 2] [--images 2]
+    python benchmarks/integer_kernels.py [--work /tmp/personalq-real-size] [--repeats 2] [--images 1] [--seeds 4]
 
-Prints a Markdown report (also written to ``benchmarks/results/kernels.md``):
+Prints a Markdown report (also written to ``benchmarks/results/integer-kernels.md``):
 
 1. single layers at the shapes SD 1.5 runs at 512 px and the demo zoo runs at 64 px: FP32, bf16 (bf16 weights and
    input), and W8A8 / W4A8 layers (the serving recipe: smoothed input, per-channel weights) on the dequantizing and
@@ -50,13 +50,13 @@ from personalq.serving.generation import GenerationParams  # noqa: E402
 from personalq.serving.variants import precision_config  # noqa: E402
 from personalq.taq.activations import ActivationQuantizer  # noqa: E402
 from personalq.taq.context import QuantContext  # noqa: E402
-from personalq.taq.kernels import SMALL_PRODUCT, integer_support  # noqa: E402
+from personalq.taq.kernels import SMALL_PRODUCT, integer_support, multiply_adds  # noqa: E402
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear  # noqa: E402
 from personalq.taq.masks import token_mask  # noqa: E402
 from personalq.taq.quantizers import QuantSpec, quantize_weight  # noqa: E402
 
 log = logging.getLogger("kernels")
-RESULTS = Path(__file__).parent / "results" / "kernels.md"
+RESULTS = Path(__file__).parent / "results" / "integer-kernels.md"
 
 # (label, layer, input shape): SD 1.5 at 512 px (CFG batch 2), then the demo zoo at 64 px
 LAYERS = [
@@ -104,7 +104,7 @@ def quantized(source: nn.Module, wbits: int, context: QuantContext, integer: boo
     kind = QuantizedConv2d if isinstance(source, nn.Conv2d) else QuantizedLinear
     layer = kind(source, packed, inputs, context, smoothing=factors)
     if integer:
-        layer.use_integer_kernel()
+        layer.allow_integer_kernel()
     return layer
 
 
@@ -130,8 +130,7 @@ def layer_row(label: str, source: nn.Module, x: torch.Tensor, context: QuantCont
     for wbits in (8, 4):
         for integer in (False, True):
             layer = quantized(source, wbits, context, integer)
-            if integer:
-                macs = layer.packed.kernel.multiply_adds(x)
+            macs = multiply_adds(layer, x)
             times[f"W{wbits}A8 {'integer' if integer else 'dequantize'}"] = median_time(lambda: layer(x), repeats)
     cells = " | ".join(f"{1e3 * t:.2f} ms" for t in times.values())
     below = " (below the threshold)" if macs < SMALL_PRODUCT else ""
@@ -206,6 +205,48 @@ def sd15_rows(work: Path, repeats: int, images: int) -> list[str]:
     return rows
 
 
+@torch.no_grad()
+def demo_step_rows(repeats: int) -> list[str]:
+    """One demo-zoo UNet step (64x64 image, 16x16 latent, CFG batch 2) per precision and path, side by side."""
+    with tempfile.TemporaryDirectory() as home:
+        settings = load_settings(home=Path(home), assets_dir=DEFAULT_ASSETS, memory_budget_mb=4096)
+        checkpoint = start(settings).repository.get("teddybear-v2")
+        engines = {
+            "dequantize": Engine(settings.model_copy(update={"kernels": "dequantize"})),
+            "integer": Engine(settings),
+        }
+        engine = engines["integer"]
+        base = engine.base_location(checkpoint)
+        pipe = engine.pipeline(base)
+        prompt = f"a photo of {checkpoint.canonical_trigger} on a beach"
+        embeds, negative = pipe.encode_prompt(prompt, "cpu", 1, True, "")
+        text = torch.cat([negative, embeds])
+        unet = engine.float_unet(base)
+        latents = torch.randn(2, unet.config.in_channels, 16, 16, generator=torch.Generator().manual_seed(0))
+        bf16 = copy.deepcopy(unet).to(torch.bfloat16)
+        steps = {
+            "FP32": median_time(lambda: unet(latents, 500, encoder_hidden_states=text), repeats),
+            "bf16": median_time(lambda: bf16(latents.bfloat16(), 500, encoder_hidden_states=text.bfloat16()), repeats),
+        }
+        for precision in ("W8A8", "W4A8", "W8A4", "W4A4"):
+            config = precision_config(precision)
+            mask = token_mask(pipe.tokenizer, ["", prompt], checkpoint.triggers, config.mode)
+            runs = [("dequantize", engines["dequantize"], False), ("integer, as served", engine, False)]
+            runs.append(("integer, every layer", engine, True))
+            for label, on, forced in runs:
+                variant = on.quantized_unet(checkpoint, config)
+                lifted = every_call_in_integers() if forced else contextlib.nullcontext()
+                with variant.context.protecting(mask), lifted:
+                    steps[f"{precision} {label}"] = median_time(
+                        lambda: variant.unet(latents, 500, encoder_hidden_states=text), repeats
+                    )
+    return [
+        "| precision and kernels | UNet step (ms) | vs FP32 |",
+        "|---|---|---|",
+        *[f"| {label} | {1e3 * t:.1f} | {t / steps['FP32']:.2f}x |" for label, t in steps.items()],
+    ]
+
+
 def demo_mse_rows(images: int) -> list[str]:
     """W8A8 image MSE to FP32 on the demo zoo, dequantizing against integer kernels on every layer."""
     checkpoints = ["teddybear-v2", "mochi-v3", "zoomy-v2", "biscuit-v3"]
@@ -245,8 +286,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/personalq-real-size"))
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--images", type=int, default=2, help="images per measurement (0 skips the whole images)")
+    parser.add_argument("--images", type=int, default=1, help="whole SD 1.5 images per precision (0: none)")
+    parser.add_argument("--seeds", type=int, default=4, help="demo images per checkpoint for the error table")
+    parser.add_argument(
+        "--sections", default="layers,sd15,demo", help="comma-separated: layers, sd15, demo (the report has those)"
+    )
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     for chatty in ("diffusers", "transformers", "personalq"):
         logging.getLogger(chatty).setLevel(logging.ERROR)
@@ -254,23 +300,31 @@ def main() -> None:
     support = integer_support()
     if not support.available:
         sys.exit(f"no integer kernels on this machine: {support.reason}")
-    prepare(args.work)
     report = [
         "# Integer kernels",
         "",
-        f"`python benchmarks/kernels.py --repeats {args.repeats} --images {args.images}` · "
-        f"torch {torch.__version__} · {torch.get_num_threads()} threads · {os.cpu_count()} CPUs · "
-        f"{support.describe()} · native bf16: {native_bf16()}",
-        "",
-        "## Single layers (median per call)",
-        *layer_rows(max(args.repeats, 5)),
-        "",
-        "## SD 1.5 stand-in, 512x512, CFG batch 2 (side by side)",
-        *sd15_rows(args.work, args.repeats, args.images),
-        "",
-        f"## Demo zoo: W8A8 image error, {args.images} seeds x 4 checkpoints, 20 steps, 64x64",
-        *demo_mse_rows(max(args.images, 1)),
+        f"`python benchmarks/integer_kernels.py --repeats {args.repeats} --images {args.images} --seeds {args.seeds} "
+        f"--sections {args.sections}` · torch {torch.__version__} · {torch.get_num_threads()} threads · "
+        f"{os.cpu_count()} CPUs · {support.describe()} · native bf16: {native_bf16()}",
     ]
+    if "layers" in sections:
+        report += ["", "## Single layers (median per call)", *layer_rows(max(args.repeats, 5))]
+    if "sd15" in sections:
+        prepare(args.work)
+        report += [
+            "",
+            "## SD 1.5 stand-in, 512x512, CFG batch 2 (side by side)",
+            *sd15_rows(args.work, args.repeats, args.images),
+        ]
+    if "demo" in sections:
+        report += [
+            "",
+            "## Demo zoo: one UNet step, 64x64 image, CFG batch 2 (side by side)",
+            *demo_step_rows(max(args.repeats, 10)),
+            "",
+            f"## Demo zoo: W8A8 image error, {args.seeds} seeds x 4 checkpoints, 20 steps, 64x64",
+            *demo_mse_rows(args.seeds),
+        ]
     text = "\n".join(report) + "\n"
     print(text)
     RESULTS.write_text(text)
