@@ -23,7 +23,10 @@ if ! "$python_bin" -c 'import sys, venv, ensurepip; assert sys.version_info >= (
   ensure_debian python3-venv
 fi
 ensure_debian fonts-noto-color-emoji /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf
-if [ "$target" = test ]; then ensure_debian chromium /usr/bin/chromium; fi
+if [ "$target" = test ]; then
+  ensure_debian chromium /usr/bin/chromium
+  ensure_debian postgresql  # the PostgreSQL tests start their own throwaway cluster with its initdb and pg_ctl
+fi
 
 if [ ! -x .venv/bin/python ]; then "$python_bin" -m venv .venv; fi
 stamp=.venv/.personalq-installed

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-import requests
+import servers
 from factories import write_card
 
 from personalq.checkin.sessions import SessionState, SessionStore
@@ -145,37 +144,8 @@ def test_an_index_another_process_uses_is_never_deleted(repository, settings, tm
 
 @pytest.fixture
 def chroma_server(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("chroma")),
-            "run",
-            "--path",
-            str(tmp_path / "chroma-server"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{url}/api/v2/heartbeat", timeout=1).ok:
-                break
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    else:
-        server.kill()
-        pytest.fail("chroma run did not answer within 60 s")
-    yield url
-    server.terminate()
-    server.wait(timeout=30)
+    with servers.chroma_server(tmp_path / "chroma-server") as url:
+        yield url
 
 
 @pytest.mark.slow
