@@ -40,11 +40,12 @@ from personalq.taq.quantizers import AffineGrid, QuantSpec
 
 log = logging.getLogger(__name__)
 
-# Below this many multiply-adds per call a layer is bound by fixed per-call costs, and the integer path's extra
-# calls (quantizing the input, the row or window sums, the epilogue) cost more than int8 saves; such calls take the
-# dequantizing path, and a layer builds its kernel only on its first call above it (benchmarks/integer_kernels.py
-# measures the crossover: the demo zoo's layers sit below it, SD 1.5's at 256 px and up above it).
-SMALL_PRODUCT = 1 << 24
+# Below this many multiply-adds a call takes the dequantizing path, and a layer builds its kernel only on its first
+# call above it. One layer alone already gains from about 10 M (benchmarks/integer_kernels.py), but inside a small
+# UNet the integer path's extra calls and channels-last outputs cost more than it saves (the demo zoo's step was
+# slower with every layer in integers than dequantizing); at 2**27 every demo layer dequantizes and every SD 1.5
+# layer at 256 px and up (200 M and more) runs in integers.
+SMALL_PRODUCT = 1 << 27
 
 
 @dataclass(frozen=True)
