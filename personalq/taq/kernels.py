@@ -26,7 +26,6 @@ cross-attention K/V projections, grouped convolutions) keep the dequantizing pat
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass
 from typing import Callable
 
@@ -38,13 +37,11 @@ from personalq.hardware import int8_units
 from personalq.taq.packing import pack
 from personalq.taq.quantizers import AffineGrid, QuantSpec
 
-log = logging.getLogger(__name__)
-
 # Below this many multiply-adds a call takes the dequantizing path, and a layer builds its kernel only on its first
-# call above it. One layer alone already gains from about 10 M (benchmarks/integer_kernels.py), but inside a small
-# UNet the integer path's extra calls and channels-last outputs cost more than it saves (the demo zoo's step was
-# slower with every layer in integers than dequantizing); at 2**27 every demo layer dequantizes and every SD 1.5
-# layer at 256 px and up (200 M and more) runs in integers.
+# call above it. One layer alone already gains from about 10 M (benchmarks/integer_kernels.py), but the demo zoo's
+# UNet, whose calls are all smaller than that or near it, was no faster at W8 with every layer in integers and much
+# slower at W4 (per-call unpacking); at 2**27 every demo layer dequantizes and every SD 1.5 layer at 256 px and up
+# (200 M and more) runs in integers.
 SMALL_PRODUCT = 1 << 27
 
 
