@@ -95,8 +95,8 @@ def test_small_calls_dequantize_and_build_no_kernel_until_a_call_pays(monkeypatc
     assert torch.equal(integer(x), dequantizing(x)) and integer.packed.kernel is None
     monkeypatch.setattr(layers, "SMALL_PRODUCT", multiply_adds(integer, x))  # this call now pays: the kernel is built
     assert torch.allclose(integer(x), dequantizing(x), rtol=0, atol=1e-5) and integer.packed.kernel is not None
-    monkeypatch.undo()  # small calls after that take the dequantizing path through the kernel's int8 weight
-    assert torch.allclose(integer(x), dequantizing(x), rtol=0, atol=1e-6)
+    monkeypatch.undo()  # small calls after that dequantize from the kernel's int8 weight: the very same numbers
+    assert torch.equal(integer(x), dequantizing(x)) and torch.equal(integer.weight, dequantizing.weight)
 
 
 def test_layers_the_kernels_cannot_run_keep_dequantizing():
@@ -119,7 +119,14 @@ def test_layers_the_kernels_cannot_run_keep_dequantizing():
         ActivationQuantizer(QuantSpec(8, "linear", "tensor"), RANGES),
         context,
     )
-    for layer in (log_weights, grouped_weights, unrounded_input, grouped_conv):
+    same = nn.Conv2d(8, 8, 3, padding="same")
+    same_padding = QuantizedConv2d(
+        same,
+        PackedWeight.from_quantized(quantize_weight(same.weight, QuantSpec(8))),
+        ActivationQuantizer(QuantSpec(8, "linear", "tensor"), RANGES),
+        context,
+    )
+    for layer in (log_weights, grouped_weights, unrounded_input, grouped_conv, same_padding):
         assert not layer.allow_integer_kernel()
         layer(torch.randn(2, 8, 6, 6) if isinstance(layer, nn.Conv2d) else torch.randn(3, 32))
         assert layer.packed.kernel is None and layer.packed.codes is not None

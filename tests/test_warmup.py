@@ -76,6 +76,25 @@ def test_a_checkpoint_that_cannot_be_served_is_skipped_and_the_rest_prepared(hom
     assert warmup.done == [WarmItem(None, "FP32")] and warmup.finished.is_set()
 
 
+def test_an_unexpected_error_is_logged_and_the_rest_still_prepared(home, monkeypatch, caplog):
+    settings, repository = home
+    engine = Engine(settings)
+    prepare = engine.prepare
+
+    def failing_once(checkpoint, precision):
+        if checkpoint is not None:
+            raise RuntimeError("oneDNN could not create a primitive")
+        prepare(checkpoint, precision)
+
+    monkeypatch.setattr(engine, "prepare", failing_once)
+    teddy = repository.get("teddybear-v2")
+    warmup = Warmup(engine, [WarmItem(teddy, "FP32"), WarmItem(None, "FP32")])
+    warmup.run()
+    assert warmup.failed == [(WarmItem(teddy, "FP32"), "RuntimeError('oneDNN could not create a primitive')")]
+    assert warmup.done == [WarmItem(None, "FP32")] and warmup.finished.is_set() and warmup.line() == ""
+    assert "preparing FP32 for teddybear-v2 failed" in caplog.text
+
+
 def test_a_finished_generation_records_use(home):
     settings, repository = home
     conversation = Conversation(make_checkin(settings, repository), repository)

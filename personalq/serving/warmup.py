@@ -76,17 +76,32 @@ class Warmup:
         return self
 
     def run(self) -> None:
-        for item in self.items:
-            self.current = item
-            log.info("start-up: preparing %s", item.label())
-            try:
-                self.engine.prepare(item.checkpoint, item.precision)
-                self.done.append(item)
-            except (BudgetError, CheckpointLoadError, OSError, ValueError) as error:
-                log.warning("start-up: could not prepare %s: %s", item.label(), error)
-                self.failed.append((item, str(error)))
-        self.current = None
-        self.finished.set()
+        try:
+            for item in self.items:
+                self.current = item
+                log.info("start-up: preparing %s", item.label())
+                error = self._attempt(item)
+                if error is None:
+                    self.done.append(item)
+                else:
+                    self.failed.append((item, error))
+            if self.done:  # the most likely request used last, so a tight budget evicts the less likely ones first
+                self._attempt(self.done[0])
+        finally:
+            self.current = None
+            self.finished.set()
+
+    def _attempt(self, item: WarmItem) -> str | None:
+        """Prepare ``item``; the error's message if it could not be (logged, never raised: the rest gets its turn)."""
+        try:
+            self.engine.prepare(item.checkpoint, item.precision)
+        except (BudgetError, CheckpointLoadError, OSError, ValueError) as error:
+            log.warning("start-up: could not prepare %s: %s", item.label(), error)
+            return str(error)
+        except Exception as error:  # anything else (a kernel, say): a background thread must not die silently
+            log.exception("start-up: preparing %s failed", item.label())
+            return repr(error)
+        return None
 
     def line(self) -> str:
         """One line for the app: what is being prepared, or nothing once it is all done."""

@@ -14,8 +14,9 @@ The first sum is the int8 x int8 -> int32 product the processor's VNNI/AMX units
 convolution folds ``z`` in itself; for Linear layers ``torch._int_mm`` runs on codes shifted into int8, whose
 zero point is folded into the bias). The second is the weight offset's share: a per-row sum of the input codes
 for a Linear, a box sum of the channel-summed codes over each output pixel's receptive field for a
-convolution. Both are integers, so the only rounding is the final float scaling: the result is the dequantizing
-path's value to float32 accuracy, not an approximation of it (``tests/test_kernels.py`` holds it to that).
+convolution. Both are integers; the only roundings are the int32 product's conversion to float32 (past 2**24 for wide
+layers) and the final scaling, so the result is the dequantizing path's value to float32 accuracy, not an
+approximation of it (``tests/test_kernels.py`` holds it to that).
 
 8-bit integer weights replace the packed codes in memory (:meth:`PackedWeight.run_with`), so such a layer stays at
 one byte per weight; 4-bit codes stay packed and are unpacked per call, so W4 keeps its half-byte per weight.
@@ -72,7 +73,7 @@ def integer_support() -> KernelSupport:
         return KernelSupport(False, units, "this PyTorch build has no oneDNN")
     try:
         exact = _self_test()
-    except RuntimeError as error:
+    except (RuntimeError, AttributeError) as error:  # AttributeError: a build without the oneDNN int8 operators
         return KernelSupport(False, units, f"the int8 kernels failed to run: {error}")
     if not exact:
         return KernelSupport(False, units, "the int8 kernels gave wrong results on this processor")
@@ -137,7 +138,7 @@ def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Mo
     to a per-tensor affine grid, and no groups in a convolution."""
     if input_spec is None or input_spec.kind != "linear" or spec.kind != "linear" or spec.granularity == "group":
         return False
-    return not isinstance(layer, nn.Conv2d) or layer.groups == 1
+    return not isinstance(layer, nn.Conv2d) or (layer.groups == 1 and not isinstance(layer.padding, str))
 
 
 class _IntegerKernel(nn.Module):
@@ -145,9 +146,10 @@ class _IntegerKernel(nn.Module):
     centre (the stored codes are ``c' + centre``), and where the centred codes come from.
 
     8-bit codes are held here as int8, one byte each as stored, in the kernel's own layout (:attr:`holds_codes`:
-    the packed copy is released). 4-bit codes stay packed two to a byte and are unpacked per call, so a W4 layer keeps
-    its resident size; unpacking costs one pass over the weight, which a layer large enough to take the integer path
-    repays many times over. The bias stays the layer's and is passed in.
+    the packed copy is released). 4-bit codes stay packed two to a byte and are unpacked per call (and, for a
+    convolution, prepacked into oneDNN's layout), so a W4 layer keeps its resident size; that costs one or two passes
+    over the weight per call, most where a layer has many weights and few pixels. The bias stays the layer's and is
+    passed in.
     """
 
     def __init__(self, codes_of: Callable[[], torch.Tensor], scale: torch.Tensor, offset: torch.Tensor, bits: int):
@@ -157,7 +159,7 @@ class _IntegerKernel(nn.Module):
         self.holds_codes = bits == 8
         self._codes_of = codes_of  # the packed weight's unpacked codes, (slices, elements), when not held here
         out = self.weight_shape[0]
-        # the packed weight's own scales and offsets (views: nothing is copied), or one of each widened to every output
+        # the packed weight's own per-channel scales and offsets (views, not copies), or per-tensor ones widened
         self.register_buffer("weight_scale", scale.reshape(-1).expand(out).contiguous(), persistent=False)
         self.register_buffer("stored_offset", offset.reshape(-1).expand(out).contiguous(), persistent=False)
 
@@ -176,10 +178,13 @@ class _IntegerKernel(nn.Module):
         raise NotImplementedError
 
     def dequantized_weight(self) -> torch.Tensor:
-        """The float weight ``w * c' + o'``: what the dequantizing path computes with, for calls too small to pay."""
+        """The float weight for calls too small to pay: ``w * c + o`` from the stored codes ``c = c' + centre``, the
+        same arithmetic as :func:`personalq.taq.quantizers.dequantize`, so it is bit-identical to the weight before the
+        kernel existed (a small request gives the same image whether or not a large one came first)."""
         centred = self.centred_weight()
         shape = (-1,) + (1,) * (centred.dim() - 1)
-        return centred.float() * self.weight_scale.view(shape) + self.weight_offset.view(shape)
+        codes = centred.float() + self.centre
+        return codes * self.weight_scale.view(shape) + self.stored_offset.view(shape)
 
     def stored_codes(self, rows: int) -> torch.Tensor:
         """The packed bytes :class:`PackedWeight` stores (``rows`` slices), rebuilt from the centred int8 weight."""
