@@ -1,12 +1,12 @@
 """Large tensors reuse freed memory instead of mapping fresh pages for every allocation.
 
-glibc serves allocations above its mmap threshold (128 KiB to 32 MiB, adjusted dynamically) with fresh
-``mmap`` pages and returns them on free, so every layer output of a UNet step at 512x512 (tens of MB each) is
-page-faulted in anew: on a 2-core VM that made converting one 8192x2560 int32 product to float cost 21 ms
-instead of 4.5 ms. Raising the mmap and trim thresholds keeps freed blocks in the heap for the next step, which
-is what the jemalloc / tcmalloc preloads recommended for PyTorch CPU inference achieve; ``mallopt`` does it in
-process, with no preload. The cost is that the heap keeps its high-water mark instead of shrinking between
-requests, which a server that holds its models resident expects anyway.
+glibc serves allocations above its mmap threshold (128 KiB to 32 MiB, adjusted dynamically) with fresh ``mmap``
+pages and returns them on free, so every layer output of a UNet step at 512x512 (tens of MB each) is page-faulted
+in anew, which on a small VM costs several times the work done on the tensor itself (figures: docs/architecture.md,
+Integer kernels). Raising the mmap and trim thresholds keeps freed blocks in the heap for the next step, which is
+what the jemalloc / tcmalloc preloads recommended for PyTorch CPU inference achieve; ``mallopt`` does it in process,
+with no preload. The cost is that the heap keeps its high-water mark instead of shrinking between requests, which a
+server that holds its models resident expects anyway.
 """
 
 from __future__ import annotations
