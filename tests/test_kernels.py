@@ -1,6 +1,6 @@
 """Integer kernels: the same results as the dequantizing path, on every layer shape SD 1.5 uses; the stored format,
-the resident size (W4 stays packed) and TAQ's exact protected rows unchanged; layers they cannot run keep
-dequantizing."""
+the resident size (W4 stays packed) unchanged; layers they cannot run keep dequantizing. TAQ's exact protected rows on
+integer kernels: tests/test_taq_processor.py."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import pytest
 import torch
 from diffusers import UNet2DConditionModel
 from peft import LoraConfig
-from taq_models import TEXT_DIM, TOKENS, calibrated, tiny_unet, unet_inputs
+from taq_models import TOKENS, calibrated, tiny_unet, unet_inputs
 from torch import nn
 
 import personalq.taq.layers as layers
 from personalq.taq.activations import ActivationQuantizer
-from personalq.taq.attention import cross_attention_names
 from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext
 from personalq.taq.kernels import IntegerConv2d, IntegerLinear, integer_support, multiply_adds
@@ -172,25 +171,6 @@ def test_a_switched_unet_matches_saves_and_sizes_as_before(every_call_in_integer
     with torch.no_grad(), quantized.context.protecting(protected):
         with_lora = quantized.unet(sample, 300, **kwargs).sample
     assert float((with_lora - got).abs().max()) > 1e-3
-
-
-def test_protected_kv_rows_stay_exact_with_integer_kernels(every_call_in_integers):
-    """TAQ's float K/V rows are computed from the float weight copy whatever kernels the rest of the UNet uses."""
-    unet = tiny_unet()
-    name = cross_attention_names(unet)[0]
-    text = torch.randn(2, TOKENS, TEXT_DIM, generator=torch.Generator().manual_seed(3)) * 3
-    with torch.no_grad():
-        attn = unet.get_submodule(name)
-        full_key, full_value = attn.to_k(text), attn.to_v(text)
-    quantized = quantize_unet(unet, TAQConfig(wbits=8, abits=8, protect_weights=True), calibrated(unet, False))
-    allow_integer_kernels(quantized)
-    protected = torch.zeros(2, TOKENS, dtype=torch.bool)
-    protected[1, 2:5] = True
-    attn = quantized.unet.get_submodule(name)
-    with torch.no_grad(), quantized.context.protecting(protected):
-        _, key, value = attn.processor.project(attn, torch.randn(2, 16, 32), text)
-    assert attn.to_q.packed.kernel is not None  # the image side ran in integers
-    assert torch.equal(key[protected], full_key[protected]) and torch.equal(value[protected], full_value[protected])
 
 
 def sd15_layer_shapes() -> dict[str, set]:

@@ -10,11 +10,20 @@ import torch
 from diffusers.models.attention_processor import Attention
 from taq_models import TEXT_DIM, TOKENS, calibrated, tiny_unet, trigger_rows, unet_inputs
 
+import personalq.taq.layers as layers
 from personalq.taq.activations import ActivationQuantizer, Observer
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names
 from personalq.taq.context import QuantContext
+from personalq.taq.kernels import integer_support
 from personalq.taq.masks import MODES, token_mask
-from personalq.taq.quantize import TAQConfig, load_quantized, quantize_cross_attention, quantize_unet, save_quantized
+from personalq.taq.quantize import (
+    TAQConfig,
+    allow_integer_kernels,
+    load_quantized,
+    quantize_cross_attention,
+    quantize_unet,
+    save_quantized,
+)
 from personalq.taq.quantizers import QuantSpec
 from personalq.zoo.models import load_tokenizer
 
@@ -151,9 +160,9 @@ def test_taq_at_a8_gains_where_the_trigger_sets_the_ranges_and_barely_elsewhere(
         assert 0.8 * errors["plain"] < errors["taq"] < errors["plain"]
 
 
-def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
-    """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet and its
-    file."""
+def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path, monkeypatch):
+    """With ``protect_weights`` the trigger rows of K/V come from the float weights, through a W4A8 UNet, its file,
+    and (where the processor has them) that file with integer kernels computing the rest of the UNet."""
     unet = tiny_unet()
     name = cross_attention_names(unet)[0]
     text = torch.randn(2, TOKENS, TEXT_DIM, generator=torch.Generator().manual_seed(3)) * 3
@@ -163,11 +172,16 @@ def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
     quantized = quantize_unet(
         unet, TAQConfig(wbits=4, abits=8, mode="taq", protect_weights=True), calibrated(unet, False)
     )
-    reloaded = load_quantized(save_quantized(quantized, tmp_path / "unet.safetensors"))
+    path = save_quantized(quantized, tmp_path / "unet.safetensors")
+    models = [quantized, load_quantized(path)]
+    if integer_support().available:
+        monkeypatch.setattr(layers, "SMALL_PRODUCT", 0)  # the tiny UNet's calls are below the size that pays
+        models.append(load_quantized(path))
+        allow_integer_kernels(models[-1])
     protected = torch.zeros(2, TOKENS, dtype=torch.bool)
     protected[1, 2:5] = True
     hidden = torch.randn(2, 16, 32)
-    for model in (quantized, reloaded):
+    for model in models:
         attn = model.unet.get_submodule(name)
         with torch.no_grad(), model.context.protecting(protected):
             _, key, value = attn.processor.project(attn, hidden, text)
@@ -175,3 +189,5 @@ def test_float_kv_weights_make_protected_rows_match_the_float_model(tmp_path):
             value[protected], full_value[protected]
         )
         assert not torch.equal(key[~protected], full_key[~protected])
+    if len(models) == 3:
+        assert models[-1].unet.get_submodule(name).to_q.packed.kernel is not None  # the image side ran in integers
