@@ -95,14 +95,13 @@ def _self_test() -> bool:
 
 
 def _onednn_conv(codes, scale, zero_point, weight, weight_scales, bias, stride, padding, dilation) -> torch.Tensor:
-    zeros = torch.zeros(len(weight_scales), dtype=torch.int64)
     return torch.ops.onednn.qconv2d_pointwise(
         codes.contiguous(memory_format=torch.channels_last),
         scale,
         zero_point,
         weight,
         weight_scales,
-        zeros,
+        _zero_points(len(weight_scales)),
         bias,
         list(stride),
         list(padding),
@@ -125,6 +124,12 @@ def multiply_adds(layer: nn.Module, x: torch.Tensor) -> int:
         pixels = x.shape[-2] * x.shape[-1] // (layer.stride[0] * layer.stride[1])
         return images_and_channels * pixels * layer.out_channels * layer.kernel_size[0] * layer.kernel_size[1]
     return x.numel() * layer.out_features
+
+
+@functools.lru_cache(maxsize=64)
+def _zero_points(outputs: int) -> torch.Tensor:
+    """The weights' zero points (all zero: the centred codes are symmetric), shared by every layer of that width."""
+    return torch.zeros(outputs, dtype=torch.int64)
 
 
 @functools.lru_cache(maxsize=64)
