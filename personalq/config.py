@@ -51,11 +51,12 @@ class Settings(BaseSettings):
         description="largest image side calibration generates at before quantizing; a base whose native size "
         "is smaller calibrates at its own",
     )
-    kernels: Literal["auto", "dequantize"] = Field(
+    kernels: Literal["auto", "integer", "dequantize"] = Field(
         default="auto",
-        description="how quantized layers compute: auto (int8 products where the processor has VNNI or AMX units "
-        "and they pass a self-check at start-up, else a float weight per call) or dequantize (always a float "
-        "weight per call)",
+        description="how quantized layers compute: auto (the faster measured path: int8 products on a CPU with "
+        "VNNI or AMX units that pass a self-check at start-up, a float weight per call on CUDA and elsewhere), "
+        "integer (int8 products wherever they run, CUDA's Linear layers too) or dequantize (always a float weight "
+        "per call)",
     )
     default_precision: Precision = Field(default="FP32", description="the chat's precision when it opens")
     warmup_checkpoints: int = Field(
@@ -67,6 +68,18 @@ class Settings(BaseSettings):
     warmup_precisions: list[Precision] = Field(
         default_factory=lambda: ["W8A8"], description="the precisions prepared at start-up (besides the default)"
     )
+    ray_min_replicas: int = Field(default=2, ge=1, description="Ray Serve (personalq serve --ray): fewest replicas")
+    ray_max_replicas: int = Field(
+        default=2, ge=1, description="Ray Serve: most replicas (autoscaling between the two when they differ)"
+    )
+    ray_target_ongoing_requests: float = Field(
+        default=2.0, gt=0, description="Ray Serve autoscaling: requests per replica it scales towards"
+    )
+    ray_max_ongoing_requests: int = Field(default=4, ge=1, description="Ray Serve: requests one replica takes at once")
+    ray_models_per_replica: int = Field(
+        default=4, ge=1, description="Ray Serve multiplexing: variants one replica holds before unloading the LRU one"
+    )
+    ray_replica_cpus: float = Field(default=1.0, gt=0, description="Ray Serve: CPUs reserved by each replica")
     assets_dir: Path = DEFAULT_ASSETS
     model_cache: Path = Field(
         default_factory=lambda: Path.home() / ".cache" / "personalq",

@@ -79,15 +79,15 @@ def test_a_variant_is_produced_once_stored_and_stays_under_the_budget(served):
 
 @pytest.mark.slow
 def test_the_engine_serves_variants_on_the_kernels_its_settings_and_processor_allow(served):
-    """``kernels=auto`` lets a variant's layers use integer kernels where the processor has them (each switches on a
-    call large enough to pay: none of the demo's); ``dequantize`` keeps every layer dequantizing; both serve the same
-    stored file, and the resident size is what the readout says."""
+    """``kernels=auto`` (and ``integer``) let a variant's layers use integer kernels where the processor has them (each
+    switches on a call large enough to pay: none of the demo's); ``dequantize`` keeps every layer dequantizing; all
+    serve the same stored file, and the resident size is what the readout says."""
     from personalq.taq.kernels import integer_support
     from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
 
     settings, repository = served
     card = repository.get("teddybear-v3")
-    for kernels in ("auto", "dequantize"):
+    for kernels in ("auto", "integer", "dequantize"):
         engine = Engine(settings.model_copy(update={"kernels": kernels}), calibration_captions=4, calibration_steps=2)
         frames = list(
             engine.generate(card, "a photo of a <teddybear-v3> bear", "W8A8", params=GenerationParams(steps=2))
@@ -95,7 +95,7 @@ def test_the_engine_serves_variants_on_the_kernels_its_settings_and_processor_al
         assert frames[-1].final
         variant = engine.quantized_unet(card, precision_config("W8A8"))
         layers = [m for m in variant.unet.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))]
-        integer = kernels == "auto" and integer_support().available
+        integer = kernels != "dequantize" and integer_support().available
         assert engine.kernels.available == integer
         assert any(layer.integer_allowed for layer in layers) == integer
         assert all(layer.packed.kernel is None for layer in layers)  # the demo's calls are all too small to pay

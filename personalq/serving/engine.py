@@ -47,6 +47,7 @@ from personalq.taq.quantize import (
     TAQConfig,
     allow_integer_kernels,
     load_quantized,
+    match_float_dtype,
     quantized_bytes,
     save_quantized,
     weight_bytes,
@@ -119,13 +120,22 @@ class Engine:
 
     @property
     def kernels(self) -> KernelSupport:
-        """How quantized layers compute in this process: integer kernels where settings, device and processor allow,
-        else by dequantizing their weights."""
+        """How quantized layers compute in this process: integer kernels where settings, device and processor allow
+        and (``auto``) where they are the faster path, else by dequantizing their weights.
+
+        On CUDA, ``torch._int_mm`` runs the Linear layers, but outside a compiled graph its extra elementwise passes
+        made every measured UNet step slower than dequantizing (``benchmarks/results/gpu-kernels.md``), so ``auto``
+        dequantizes there and ``integer`` asks for it."""
         if self.settings.kernels == "dequantize":
             return KernelSupport(False, None, "chosen in settings")
-        if torch.device(self.device).type != "cpu":
-            return KernelSupport(False, None, f"integer kernels run on the CPU, not {self.device}")
-        return integer_support()
+        device_type = torch.device(self.device).type
+        if device_type not in ("cpu", "cuda"):
+            return KernelSupport(False, None, f"integer kernels run on the CPU or CUDA, not {self.device}")
+        support = integer_support(device_type)
+        if device_type == "cuda" and self.settings.kernels == "auto" and support.available:
+            reason = "faster than int8 Linear layers on CUDA; PERSONALQ_KERNELS=integer uses them"
+            return KernelSupport(False, support.units, reason, support.library, support.convolutions)
+        return support
 
     # -- the UNet a request runs on -------------------------------------------------------------------------------
 
@@ -172,6 +182,7 @@ class Engine:
             )
             save_quantized(variant, path)
             log.info("stored %s", path)
+        match_float_dtype(variant, self.settings.float_dtype())
         if self.kernels.available:
             layers = allow_integer_kernels(variant)
             log.info("%s: %d layers may use %s", variant.config.tag, layers, self.kernels.describe())
@@ -249,6 +260,10 @@ class Engine:
 
     def set_budget_mb(self, megabytes: int) -> None:
         self.cache.set_budget(megabytes * MB)
+
+    def serving_line(self) -> str:
+        """Where generation runs, when not in this process (``RemoteEngine``: the Ray Serve replicas)."""
+        return ""
 
     # -- generation -----------------------------------------------------------------------------------------------
 

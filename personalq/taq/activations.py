@@ -120,7 +120,7 @@ class Observer:
             if key not in self.extremes:
                 continue
             values, lo, hi = self._sample(key, divisor)
-            best_lo, best_hi = search_range(torch.cat([values, torch.tensor([lo, hi])]).reshape(1, -1), spec)
+            best_lo, best_hi = search_range(torch.cat([values, values.new_tensor([lo, hi])]).reshape(1, -1), spec)
             found[group] = (float(best_lo), float(best_hi))
         if not found:
             raise KeyError(f"no calibration data for {site}")

@@ -18,6 +18,10 @@ convolution. Both are integers; the only roundings are the int32 product's conve
 layers) and the final scaling, so the result is the dequantizing path's value to float32 accuracy, not an
 approximation of it (``tests/test_kernels.py`` holds it to that).
 
+On CUDA the Linear layers run ``torch._int_mm`` (cuBLASLt's int8 GEMM on the GPU's int8 tensor cores) the same way,
+with the row sums as a widening sum; PyTorch has no int8 convolution on CUDA, so convolutions keep the dequantizing
+path there.
+
 8-bit integer weights replace the packed codes in memory (:meth:`PackedWeight.run_with`), so such a layer stays at
 one byte per weight; 4-bit codes stay packed and are unpacked per call, so W4 keeps its half-byte per weight.
 Layers the kernels cannot run (the log quantizer, grouped weights, inputs that are not rounded such as the
@@ -51,21 +55,29 @@ class KernelSupport:
     """Whether this process can run integer kernels, on what, and why not when it cannot."""
 
     available: bool
-    units: str | None  # "AMX", "AVX512-VNNI", "AVX-VNNI"; None when the processor has no int8 dot-product unit
+    units: str | None  # "AMX", "AVX512-VNNI", "AVX-VNNI", "NVIDIA H100 (sm_90)"; None: no int8 dot-product unit
     reason: str
+    library: str = "oneDNN"
+    convolutions: bool = True  # whether convolutions run in integers too (CUDA: Linear layers only)
 
     def describe(self) -> str:
-        return f"integer kernels (oneDNN, {self.units})" if self.available else f"dequantizing kernels ({self.reason})"
+        if not self.available:
+            return f"dequantizing kernels ({self.reason})"
+        scope = "" if self.convolutions else "; convolutions dequantize"
+        return f"integer kernels ({self.library}, {self.units}{scope})"
 
 
-@functools.lru_cache(maxsize=1)
-def integer_support() -> KernelSupport:
-    """Integer kernels where the processor has int8 dot-product units and both kernels pass an exactness check here.
+@functools.lru_cache(maxsize=2)
+def integer_support(device_type: str = "cpu") -> KernelSupport:
+    """Integer kernels where the processor (or GPU) has int8 dot-product units and the kernels pass an exactness
+    check here.
 
     The check runs the shapes' edge cases (odd sizes, padding, a non-trivial zero point) against an int64
     reference once per process: CPU int8 GEMMs have had wrong results on some processors, and a wrong kernel must
     fall back rather than draw wrong pictures.
     """
+    if device_type == "cuda":
+        return _cuda_support()
     units = int8_units()
     if units is None:
         return KernelSupport(False, None, "this processor has no VNNI or AMX int8 units")
@@ -78,6 +90,23 @@ def integer_support() -> KernelSupport:
     if not exact:
         return KernelSupport(False, units, "the int8 kernels gave wrong results on this processor")
     return KernelSupport(True, units, "")
+
+
+def _cuda_support() -> KernelSupport:
+    if not torch.cuda.is_available():
+        return KernelSupport(False, None, "no CUDA device", "cuBLASLt", False)
+    major, minor = torch.cuda.get_device_capability()
+    units = f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randint(-128, 128, (40, 72), dtype=torch.int8, generator=generator)
+    b = torch.randint(-128, 128, (24, 72), dtype=torch.int8, generator=generator)
+    try:
+        product = torch._int_mm(a.cuda(), b.cuda().t()).cpu()
+    except RuntimeError as error:  # e.g. a GPU without int8 tensor cores
+        return KernelSupport(False, units, f"torch._int_mm failed on this GPU: {error}", "cuBLASLt", False)
+    if not torch.equal(product.long(), a.long() @ b.long().t()):
+        return KernelSupport(False, units, "torch._int_mm gave wrong results on this GPU", "cuBLASLt", False)
+    return KernelSupport(True, units, "", "cuBLASLt", False)
 
 
 def _self_test() -> bool:
@@ -138,11 +167,14 @@ def _ones(length: int) -> torch.Tensor:
     return torch.ones(length, 1, dtype=torch.int8)
 
 
-def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Module) -> bool:
-    """Whether the integer kernels compute this layer: affine weights per channel (or per tensor), an input rounded
-    to a per-tensor affine grid, and no groups in a convolution."""
+def runs_in_integers(spec: QuantSpec, input_spec: QuantSpec | None, layer: nn.Module, device: torch.device) -> bool:
+    """Whether the integer kernels compute this layer on ``device``: affine weights per channel (or per tensor), an
+    input rounded to a per-tensor affine grid, and no groups in a convolution; on CUDA, Linear layers whose widths
+    are multiples of 8 (what cuBLASLt's int8 GEMM takes)."""
     if input_spec is None or input_spec.kind != "linear" or spec.kind != "linear" or spec.granularity == "group":
         return False
+    if device.type == "cuda":
+        return isinstance(layer, nn.Linear) and layer.in_features % 8 == 0 and layer.out_features % 8 == 0
     return not isinstance(layer, nn.Conv2d) or (layer.groups == 1 and not isinstance(layer.padding, str))
 
 
@@ -210,6 +242,14 @@ class IntegerLinear(_IntegerKernel):
     def centred_weight(self) -> torch.Tensor:
         return self.weight if self.holds_codes else self._centred(self._codes_of())
 
+    @staticmethod
+    def accepts(x: torch.Tensor) -> bool:
+        """On CUDA, ``torch._int_mm`` takes more than 16 rows; on the CPU, float32 input (what the codes are made
+        from there)."""
+        if x.is_cuda:
+            return x.numel() // x.shape[-1] > 16
+        return x.dtype == torch.float32
+
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         leading, features = x.shape[:-1], x.shape[-1]
         signed = grid.signed_codes(x.reshape(-1, features))
@@ -220,14 +260,19 @@ class IntegerLinear(_IntegerKernel):
         if bias is not None:
             constant += bias
         offset_scale = grid.scale * self.weight_offset
-        # sum_k (q - z): the row sums as one more int8 product, exact and far faster than a widening sum
-        row_sums = torch._int_mm(signed, _ones(features)).squeeze(1) - features * grid.signed_zero_point
+        # sum_k (q - z): on the CPU the row sums as one more int8 product, exact and far faster than a widening sum
+        # there; cuBLASLt takes no product one column wide
+        if signed.is_cuda:
+            row_sums = signed.sum(1, dtype=torch.int32)
+        else:
+            row_sums = torch._int_mm(signed, _ones(features)).squeeze(1)
+        row_sums = row_sums - features * grid.signed_zero_point
         product_codes = torch._int_mm(signed, self.centred_weight().t())
         # converted in place: the float result takes the int32 product's memory, element by element (an
         # elementwise cast reads each element before writing it), so no second output-sized buffer is allocated
         y = product_codes.view(torch.float32).copy_(product_codes)
         y.mul_(product).add_(constant).addr_(row_sums.float(), offset_scale)
-        return y.reshape(*leading, -1)
+        return y.reshape(*leading, -1).to(x.dtype)
 
 
 class IntegerConv2d(_IntegerKernel):
@@ -249,6 +294,10 @@ class IntegerConv2d(_IntegerKernel):
 
     def centred_weight(self) -> torch.Tensor:
         return self.weight.to_dense() if self.holds_codes else self._centred(self._codes_of())
+
+    @staticmethod
+    def accepts(x: torch.Tensor) -> bool:
+        return x.dtype == torch.float32
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         codes = grid.codes(x)

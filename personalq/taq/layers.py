@@ -134,7 +134,7 @@ class _Quantized:
     def _smoothed(self, x: torch.Tensor) -> torch.Tensor:
         if self.smoothing is None:  # the weight holds the factors: divided here whether or not x is then rounded
             return x
-        return x / per_input_channel(self.smoothing, x.dim(), input_channel_dim(self))
+        return x / per_input_channel(self.smoothing.to(x.dtype), x.dim(), input_channel_dim(self))
 
     def _quantize_input(self, x: torch.Tensor) -> torch.Tensor:
         x = self._smoothed(x)
@@ -147,21 +147,27 @@ class _Quantized:
         move into it; a layer that only ever sees small inputs keeps dequantizing and holds nothing more.
         """
         input_spec = None if self.input_quantizer is None else self.input_quantizer.spec
-        self.integer_allowed = runs_in_integers(self.packed.spec, input_spec, self)
+        self.integer_allowed = runs_in_integers(self.packed.spec, input_spec, self, self.packed.scale.device)
         return self.integer_allowed
 
     def _integer_forward(self, x: torch.Tensor) -> torch.Tensor | None:
-        """The layer's output from the integer kernel; None where it does not run (not allowed, an input the kernels
-        do not take: half precision, another device; or a product too small to pay for the integer path's calls)."""
-        if not self.integer_allowed or x.dtype != torch.float32 or x.device.type != "cpu":
+        """The layer's output from the integer kernel; None where it does not run (not allowed, an input the kernel
+        does not take, or a product too small to pay for the integer path's calls)."""
+        if not self.integer_allowed or multiply_adds(self, x) < SMALL_PRODUCT:
             return None
-        if multiply_adds(self, x) < SMALL_PRODUCT:
+        kind = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
+        if not kind.accepts(x):
             return None
         packed = self.packed
         if packed.kernel is None:
-            kernel = IntegerConv2d if isinstance(self, nn.Conv2d) else IntegerLinear
-            packed.run_with(kernel(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
+            packed.run_with(kind(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
         return packed.kernel(self._smoothed(x), self.input_quantizer.grid(self._group), self.bias)
+
+    def _float_weight(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The dequantized weight and the bias in ``x``'s float type: a half-precision pipeline (CUDA) computes the
+        layer in half precision, as its float layers do."""
+        bias = None if self.bias is None else self.bias.to(x.dtype)
+        return self.packed.dequantize().to(x.dtype), bias
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
@@ -186,7 +192,7 @@ class QuantizedLinear(_Quantized, nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self._integer_forward(x)
         if out is None:
-            out = F.linear(self._quantize_input(x), self.packed.dequantize(), self.bias)
+            out = F.linear(self._quantize_input(x), *self._float_weight(x))
         if self.protected_weight is None or x.dim() != 3:
             return out
         rows = self.context.protected_rows(x.shape[0], x.shape[1], x.device)
@@ -194,7 +200,8 @@ class QuantizedLinear(_Quantized, nn.Linear):
             return out
         # every row through the float weight, then a select: the same kernel as the float model, so the
         # protected rows match it bit for bit (a matmul over only the selected rows may round differently)
-        return torch.where(rows[..., None], F.linear(x, self.protected_weight, self.bias), out)
+        bias = None if self.bias is None else self.bias.to(x.dtype)
+        return torch.where(rows[..., None], F.linear(x, self.protected_weight, bias), out)
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):
@@ -239,8 +246,7 @@ class QuantizedConv2d(_Quantized, nn.Conv2d):
             return out
         return F.conv2d(
             self._quantize_input(x),
-            self.packed.dequantize(),
-            self.bias,
+            *self._float_weight(x),
             self.stride,
             self.padding,
             self.dilation,

@@ -323,6 +323,19 @@ def allow_integer_kernels(quantized: QuantizedUNet) -> int:
     return sum(layer.allow_integer_kernel() for layer in layers)
 
 
+@torch.no_grad()
+def match_float_dtype(quantized: QuantizedUNet, dtype: torch.dtype) -> None:
+    """Cast the variant's float parts (norms, embeddings, biases, protected K/V weights) to the pipeline's float type;
+    packed weights, their scales, smoothing factors and activation ranges keep theirs. A variant made in float32 on
+    the CPU then runs in a half-precision pipeline on a GPU."""
+    for module in quantized.unet.modules():
+        if isinstance(module, (PackedWeight, ActivationQuantizer)):
+            continue
+        for name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
+            if tensor.is_floating_point() and tensor.dtype != dtype and name != "smoothing":
+                tensor.data = tensor.data.to(dtype)
+
+
 def save_quantized(quantized: QuantizedUNet, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -208,17 +208,17 @@ class AffineGrid:
         return self._quantized(x).int_repr()
 
     def signed_codes(self, x: torch.Tensor) -> torch.Tensor:
-        """The codes shifted into int8 (zero point :attr:`signed_zero_point`): the operand of ``torch._int_mm``."""
-        return self._quantized(x, signed=True).int_repr()
+        """The codes shifted into int8 (zero point :attr:`signed_zero_point`): the operand of ``torch._int_mm``.
+        Made as :meth:`round_trip` makes them for ``x``'s type, so both paths round every input alike."""
+        if x.dtype == torch.float32:
+            return self._quantized(x, signed=True).int_repr()
+        return self._rounded(x).sub_(self.zero_point - self.signed_zero_point).to(torch.int8)
+
+    def _rounded(self, x: torch.Tensor) -> torch.Tensor:
+        """The codes of half-precision ``x`` in its own type (quantized tensors take float32 only)."""
+        return x.div(self.scale).round_().add_(self.zero_point).clamp_(0, self.levels - 1)
 
     def round_trip(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype == torch.float32:
             return self._quantized(x).dequantize()
-        return (
-            x.div(self.scale)
-            .round_()
-            .add_(self.zero_point)
-            .clamp_(0, self.levels - 1)
-            .sub_(self.zero_point)
-            .mul_(self.scale)
-        )
+        return self._rounded(x).sub_(self.zero_point).mul_(self.scale)
