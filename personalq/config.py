@@ -80,6 +80,15 @@ class Settings(BaseSettings):
         default=4, ge=1, description="Ray Serve multiplexing: variants one replica holds before unloading the LRU one"
     )
     ray_replica_cpus: float = Field(default=1.0, gt=0, description="Ray Serve: CPUs reserved by each replica")
+    ray_max_batch_size: int = Field(
+        default=4,
+        ge=1,
+        description="Ray Serve: requests for the same variant and size run as one pipeline call of up to this many "
+        "images (activation memory grows with it; 1: no batching)",
+    )
+    ray_batch_wait_s: float = Field(
+        default=0.05, ge=0, description="Ray Serve batching: how long a replica waits for a batch to fill"
+    )
     assets_dir: Path = DEFAULT_ASSETS
     model_cache: Path = Field(
         default_factory=lambda: Path.home() / ".cache" / "personalq",

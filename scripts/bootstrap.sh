@@ -43,7 +43,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False ANONYMIZED_TELEMETRY=False
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False ANONYMIZED_TELEMETRY=False RAY_USAGE_STATS_ENABLED=0
 case "$target" in
   app) exec .venv/bin/python app.py ;;
   test)  # the linter first (ruff, configured in pyproject.toml), then every test

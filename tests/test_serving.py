@@ -264,3 +264,28 @@ def test_the_engine_keeps_freed_large_blocks_for_reuse():
     mapped = libc.mallinfo2().hblkhd - before
     del block
     assert mapped < 64 * 2**20
+
+
+def test_a_batch_draws_each_prompt_as_its_own_request_would(served):
+    """One pipeline call for several prompts (what Ray Serve's batching runs): each keeps its seed and negative
+    prompt, so its image is the single request's image up to batched arithmetic; previews come per prompt."""
+    import numpy as np
+
+    settings, repository = served
+    engine = Engine(settings)
+    card = repository.get("mochi-v3")
+    prompts = [f"a photo of {card.canonical_trigger} on a beach", f"a photo of {card.canonical_trigger} in snow"]
+    params = [GenerationParams(steps=4, seed=1), GenerationParams(steps=4, seed=2, negative_prompt="blurry")]
+    steps = list(engine.generate_many(card, prompts, "FP32", True, params))
+    assert len(steps) == 5 and all(len(frames) == 2 for frames in steps)
+    assert all(frame.image is not None for frames in steps for frame in frames)
+    batched = [np.asarray(frame.image, dtype=np.float64) for frame in steps[-1]]
+    single = [
+        np.asarray(list(engine.generate(card, p, params=q))[-1].image, dtype=np.float64)
+        for p, q in zip(prompts, params)
+    ]
+    for one, alone in zip(batched, single):
+        assert np.abs(one - alone).mean() < 1.0  # of 255
+    assert np.abs(batched[0] - batched[1]).mean() > 5.0  # two different pictures
+    with pytest.raises(ValueError, match="same steps"):
+        list(engine.generate_many(card, prompts, "FP32", True, [params[0], GenerationParams(steps=5)]))

@@ -285,40 +285,82 @@ class Engine:
         ``BaseMismatch`` before anything loads.
         """
         params = params or GenerationParams()
+        for frames in self.generate_many(
+            checkpoint, [prompt], precision, trigger_aware, [params], cancel, float_kv, previews
+        ):
+            yield frames[0]
+
+    def generate_many(
+        self,
+        checkpoint: StoredCheckpoint,
+        prompts: list[str],
+        precision: str,
+        trigger_aware: bool,
+        params: list[GenerationParams],
+        cancel: threading.Event | None = None,
+        float_kv: bool = False,
+        previews: bool = True,
+    ) -> Iterator[list[Frame]]:
+        """Several prompts for one checkpoint in one pipeline call (a batch), streamed as one frame per prompt and
+        step. Each prompt keeps its own seed and negative prompt, so its image is the one :meth:`generate` draws;
+        they must share steps, guidance and size (:func:`batch_shape`)."""
+        shared = params[0]
+        if len(prompts) != len(params) or any(batch_shape(p) != batch_shape(shared) for p in params):
+            raise ValueError(
+                "a batch needs one GenerationParams per prompt, all with the same steps, guidance and size"
+            )
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         base = self.base_location(checkpoint)
+        negatives = [p.negative_prompt for p in params]
 
-        def run(callback) -> object:
+        def run(callback) -> list:
             with self._lock:
                 pipe = self.pipeline(base)
                 variant = None if config is None else self.quantized_unet(checkpoint, config)
                 pipe.unet = self.float_unet(base, checkpoint) if variant is None else variant.unet
                 self._last_unet_bytes = weight_bytes(pipe.unet)
-                prompts = [params.negative_prompt, prompt]
                 mask = (
                     None
                     if variant is None
-                    else token_mask(pipe.tokenizer, prompts, checkpoint.triggers, variant.config.mode)
+                    else token_mask(pipe.tokenizer, negatives + prompts, checkpoint.triggers, variant.config.mode)
                 )
+                generators = [torch.Generator(self.device).manual_seed(p.seed) for p in params]
+                single = len(prompts) == 1
                 with adapters_applied(pipe, checkpoint, self.adapter(checkpoint)):
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(
-                            prompt,
-                            negative_prompt=params.negative_prompt or None,
-                            num_inference_steps=params.steps,
-                            guidance_scale=params.guidance,
-                            width=params.width,
-                            height=params.height,
-                            generator=torch.Generator(self.device).manual_seed(params.seed),
+                            prompts[0] if single else prompts,
+                            negative_prompt=(negatives[0] if single else negatives) if any(negatives) else None,
+                            num_inference_steps=shared.steps,
+                            guidance_scale=shared.guidance,
+                            width=shared.width,
+                            height=shared.height,
+                            generator=generators[0] if single else generators,
                             callback_on_step_end=callback,
                             callback_on_step_end_tensor_inputs=["latents"],
                         )
-                    log.info("generated %s at %s in %.2f s", checkpoint.id, precision, time.perf_counter() - started)
-                return result.images[0]
+                    log.info(
+                        "generated %d image(s) of %s at %s in %.2f s",
+                        len(prompts),
+                        checkpoint.id,
+                        precision,
+                        time.perf_counter() - started,
+                    )
+                return result.images
 
-        preview = (lambda latents: preview_image(latents, self.latent_rgb(base))) if previews else None
-        yield from stream(run, params.steps, cancel, preview)
+        def preview(latents) -> list:
+            factors = self.latent_rgb(base)
+            return [preview_image(latents, factors, index=i) for i in range(len(prompts))]
+
+        for frame in stream(run, shared.steps, cancel, preview if previews else None):
+            images = frame.image if frame.image is not None else [None] * len(prompts)
+            yield [Frame(image, frame.step, frame.total, frame.seconds, frame.final) for image in images]
+
+
+def batch_shape(params: GenerationParams) -> tuple:
+    """What requests must share to run in one pipeline call: steps, guidance and image size."""
+    return params.steps, params.guidance, params.width, params.height
 
 
 def _protecting(variant: QuantizedUNet | None, mask):

@@ -52,9 +52,9 @@ def fit_latent_rgb(vae, samples: int = 16, side: int = 64, seed: int = 0) -> Lat
     return LatentRGB(solution[:-1], solution[-1])
 
 
-def preview_image(latents: torch.Tensor, factors: LatentRGB, side: int = PREVIEW_SIDE) -> Image.Image:
-    """The first image of a latent batch as a PIL preview, ``side`` pixels on its longer edge."""
-    rgb = factors(latents[0].detach().cpu()).clamp(-1, 1)
+def preview_image(latents: torch.Tensor, factors: LatentRGB, side: int = PREVIEW_SIDE, index: int = 0) -> Image.Image:
+    """Image ``index`` of a latent batch as a PIL preview, ``side`` pixels on its longer edge."""
+    rgb = factors(latents[index].detach().cpu()).clamp(-1, 1)
     height, width = rgb.shape[-2:]
     scale = side / max(height, width)
     rgb = F.interpolate(rgb[None], size=(round(height * scale), round(width * scale)), mode="bilinear")[0]

@@ -104,9 +104,10 @@ def _callbacks(
         what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
         kernels = "" if config is None else f" · {engine.kernels.describe()}"
         starting = f" · {warmup.line()}" if warmup is not None and warmup.line() else ""
+        serving = engine.serving_line()
         return (
             f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32){kernels} · "
-            f"{engine.memory().line()}{starting}"
+            f"{engine.memory().line()}{starting}" + (f"\n\n{serving}" if serving else "")
         )
 
     def respond(

@@ -1,0 +1,114 @@
+"""The app as the ingress of Ray Serve replicas: routing by variant, the status board, ``personalq serve --status``,
+and a chat request driven in Chromium through two replicas to an image."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray.serve", reason="Ray Serve is not installed (pip install 'personalq[ray]')")
+
+from test_chat_app import CHROMIUM, browser, free_port, send, wait_for_image  # noqa: E402,F401 (the browser fixture)
+
+from personalq.config import DEFAULT_ASSETS, load_settings  # noqa: E402
+from personalq.runtime import start  # noqa: E402
+from personalq.serving.generation import GenerationParams  # noqa: E402
+from personalq.ui.app import launch  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def on_ray(tmp_path_factory):
+    import ray
+    from ray import serve
+
+    from personalq.serving.ray_serving import start_ray_serving
+
+    settings = load_settings(
+        home=tmp_path_factory.mktemp("home"),
+        assets_dir=DEFAULT_ASSETS,
+        ray_min_replicas=2,
+        ray_max_replicas=2,
+        ray_replica_cpus=0.5,
+        ray_batch_wait_s=0.5,  # wide enough that two requests sent together always meet in one batch
+    )
+    runtime = start(settings)
+    engine = start_ray_serving(settings)
+    app = launch(runtime, "127.0.0.1", free_port(), engine=engine, prevent_thread_lock=True, quiet=True)
+    yield runtime, engine, app.local_url
+    app.close()
+    serve.shutdown()
+    ray.shutdown()
+
+
+def test_requests_for_a_variant_go_to_the_replica_that_holds_it(on_ray):
+    from personalq.serving.ray_serving import cluster_status, variant_id
+
+    runtime, engine, _ = on_ray
+    card = runtime.repository.get("teddybear-v2")
+    before = len(engine.placements)
+    for _ in range(2):
+        frames = list(engine.generate(card, "a photo of <teddybear-v2> bear on a beach"))
+        assert frames[-1].final and frames[-1].image.size == (64, 64)
+    first, second = engine.placements[before:]
+    assert second.replica == first.replica and second.resident
+    statuses = {s.replica: s for s in cluster_status()}
+    assert len(statuses) == 2
+    assert variant_id(card, "FP32") in statuses[first.replica].resident
+    assert "teddybear-v2 FP32" in engine.serving_line()
+
+
+def test_requests_for_the_same_variant_sent_together_run_as_one_batch(on_ray):
+    runtime, engine, _ = on_ray
+    card = runtime.repository.get("zoomy-v3")
+    list(engine.generate(card, "a photo of <zoomy-v3> car"))  # one replica now holds the variant
+    before = len(engine.placements)
+    images = {}
+
+    def request(prompt: str, seed: int) -> None:
+        frames = list(engine.generate(card, prompt, params=GenerationParams(seed=seed)))
+        images[seed] = frames[-1].image
+
+    threads = [
+        threading.Thread(target=request, args=(f"a photo of <zoomy-v3> car {place}", seed))
+        for seed, place in enumerate(["on a beach", "in the snow"])
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    placements = engine.placements[before:]
+    assert len(images) == 2 and images[0].tobytes() != images[1].tobytes()
+    assert [p.batch for p in placements] == [2, 2] and len({p.replica for p in placements}) == 1
+
+
+def test_the_status_command_lists_the_replicas(on_ray):
+    environment = {**os.environ, "PERSONALQ_HOME": str(on_ray[0].settings.home)}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "personalq"), "serve", "--status"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Ray Serve: 2 replicas" in result.stdout
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
+def test_a_chat_request_streams_an_image_through_the_replicas(on_ray, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(on_ray[2])
+    page.wait_for_selector("#chat-input textarea")
+    send(page, "mochi v3 on a beach")
+    page.wait_for_selector("#chat mark", timeout=60_000)
+    wait_for_image(page)
+    page.wait_for_function("document.body.innerText.includes('Ray Serve: 2 replicas')", timeout=30_000)
+    page.close()
