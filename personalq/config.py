@@ -80,8 +80,11 @@ class Settings(BaseSettings):
         default=4, ge=1, description="Ray Serve multiplexing: variants one replica holds before unloading the LRU one"
     )
     ray_replica_cpus: float = Field(default=1.0, gt=0, description="Ray Serve: CPUs reserved by each replica")
+    ray_replica_gpus: float = Field(
+        default=0.0, ge=0, description="Ray Serve: GPUs reserved by each replica (1: one replica per GPU)"
+    )
     ray_max_batch_size: int = Field(
-        default=4,
+        default=1,
         ge=1,
         description="Ray Serve: requests for the same variant and size run as one pipeline call of up to this many "
         "images (activation memory grows with it; 1: no batching)",

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ def on_ray(tmp_path_factory):
         ray_min_replicas=2,
         ray_max_replicas=2,
         ray_replica_cpus=0.5,
+        ray_max_batch_size=4,
         ray_batch_wait_s=0.5,  # wide enough that two requests sent together always meet in one batch
     )
     runtime = start(settings)
@@ -65,27 +67,76 @@ def test_requests_for_a_variant_go_to_the_replica_that_holds_it(on_ray):
 
 
 def test_requests_for_the_same_variant_sent_together_run_as_one_batch(on_ray):
+    """Two requests sent together for a variant one replica holds are drawn in one pipeline call there. Which replica
+    holds what reaches Serve's router asynchronously, so a pair can still be split: up to three tries."""
     runtime, engine, _ = on_ray
     card = runtime.repository.get("zoomy-v3")
     list(engine.generate(card, "a photo of <zoomy-v3> car"))  # one replica now holds the variant
-    before = len(engine.placements)
-    images = {}
+    time.sleep(2)  # its multiplexed ids reach the router
 
-    def request(prompt: str, seed: int) -> None:
-        frames = list(engine.generate(card, prompt, params=GenerationParams(seed=seed)))
-        images[seed] = frames[-1].image
+    def send_pair() -> tuple[list, dict]:
+        before, images = len(engine.placements), {}
 
-    threads = [
-        threading.Thread(target=request, args=(f"a photo of <zoomy-v3> car {place}", seed))
-        for seed, place in enumerate(["on a beach", "in the snow"])
-    ]
+        def request(prompt: str, seed: int) -> None:
+            images[seed] = list(engine.generate(card, prompt, params=GenerationParams(seed=seed)))[-1].image
+
+        threads = [
+            threading.Thread(target=request, args=(f"a photo of <zoomy-v3> car {place}", seed))
+            for seed, place in enumerate(["on a beach", "in the snow"])
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return engine.placements[before:], images
+
+    for _ in range(3):
+        placements, images = send_pair()
+        assert len(images) == 2 and images[0].tobytes() != images[1].tobytes()
+        if [p.batch for p in placements] == [2, 2]:
+            break
+    assert [p.batch for p in placements] == [2, 2] and len({p.replica for p in placements}) == 1
+
+
+def test_a_checkpoint_that_fails_on_a_replica_fails_its_own_request_only(on_ray, tmp_path):
+    from personalq.serving.checkpoints import CheckpointLoadError
+
+    runtime, engine, _ = on_ray
+    good = runtime.repository.get("zoomy-v3")
+    garbage = tmp_path / "broken.safetensors"
+    garbage.write_bytes(b"not a safetensors file")
+    broken = runtime.repository.get("yoyo-v1").model_copy(
+        update={"id": "broken-v1", "weights_path": str(garbage), "weights_sha256": "0" * 64}
+    )
+    outcomes = {}
+
+    def request(name: str, card) -> None:
+        try:
+            outcomes[name] = list(engine.generate(card, "a photo on a beach"))[-1].final
+        except CheckpointLoadError as error:
+            outcomes[name] = error
+
+    threads = [threading.Thread(target=request, args=item) for item in (("good", good), ("broken", broken))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    placements = engine.placements[before:]
-    assert len(images) == 2 and images[0].tobytes() != images[1].tobytes()
-    assert [p.batch for p in placements] == [2, 2] and len({p.replica for p in placements}) == 1
+    assert outcomes["good"] is True
+    assert isinstance(outcomes["broken"], CheckpointLoadError) and "broken-v1" in str(outcomes["broken"])
+
+
+def test_the_rater_tabs_pair_is_drawn_on_the_replicas(on_ray, tmp_path):
+    from personalq.checkin.agent import CheckIn
+    from personalq.rating.items import RatingItem
+    from personalq.rating.pairs import PairMaker
+
+    runtime, engine, _ = on_ray
+    maker = PairMaker(runtime.repository, CheckIn(runtime.repository), engine, tmp_path / "images")
+    item = RatingItem("coco-bear", "coco", "a teddy bear on a beach")
+    before = len(engine.placements)
+    sides = [maker.image(item, pick) for pick in maker.picks(item)]
+    assert all(side is not None and Path(side).exists() for side in sides)
+    assert len(engine.placements) - before == 2  # both images came from Ray Serve replicas
 
 
 def test_the_status_command_lists_the_replicas(on_ray):

@@ -189,11 +189,13 @@ class Engine:
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
-    def prepare(self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True) -> None:
+    def prepare(
+        self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True, float_kv: bool = False
+    ) -> None:
         """Make ``precision`` ready for ``checkpoint`` without generating: its base pipeline, its UNet at that
         precision (a new variant is produced and stored) and its adapter, all in the cache. ``None``: the bundled
         base's float UNet. What start-up warm-up calls."""
-        config = precision_config(precision, trigger_aware)
+        config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
             if checkpoint is None:
                 base = served_base(self.settings).location

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -31,7 +32,7 @@ from personalq.config import Settings
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.engine import Engine, batch_shape
 from personalq.serving.generation import Frame, GenerationParams
-from personalq.serving.variants import precision_config, weights_key
+from personalq.serving.variants import precision_config, variant_key
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +44,10 @@ BOARD = "personalq-status-board"
 def variant_id(
     checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True, float_kv: bool = False
 ) -> str:
-    """The multiplexed model id of a request: what a replica must hold to serve it without loading."""
+    """The multiplexed model id of a request: what a replica must hold to serve it without loading (the digest of
+    everything the variant is made from: weights, kind, base, triggers; then precision and protection)."""
     config = precision_config(precision, trigger_aware, float_kv=float_kv)
-    name = f"{checkpoint.id}@{weights_key(checkpoint)[:12]} {precision}"
+    name = f"{checkpoint.id}@{variant_key(checkpoint)[:12]} {precision}"
     if config is not None:
         name += ("" if trigger_aware else " plain") + (" float-K/V" if config.keeps_float_kv else "")
     return name
@@ -63,7 +65,7 @@ class GenerationRequest:
     float_kv: bool = False
     previews: bool = True
 
-    @property
+    @functools.cached_property
     def variant(self) -> str:
         return variant_id(self.checkpoint, self.precision, self.trigger_aware, self.float_kv)
 
@@ -119,7 +121,7 @@ class _Replica:
         self.engine = Engine(settings)
         self.replica = serve.get_replica_context().replica_id.unique_id
         self.board = ray.get_actor(BOARD, namespace=NAMESPACE)
-        self.checkpoints: dict[str, GenerationRequest] = {}  # the request behind each id while it loads
+        self.loading: dict[str, GenerationRequest] = {}  # a request behind each id Serve may ask the loader for
         self.held: list[str] = []
         self.requests = 0
         self.loads = 0
@@ -133,17 +135,23 @@ class _Replica:
 
     async def _load(self, variant: str) -> "_Held":
         """Make ``variant`` resident: base, UNet at its precision (quantized and stored on first use), adapter."""
-        request = self.checkpoints[variant]
-        await asyncio.to_thread(self.engine.prepare, request.checkpoint, request.precision, request.trigger_aware)
+        request = self.loading[variant]
+        await asyncio.to_thread(
+            self.engine.prepare, request.checkpoint, request.precision, request.trigger_aware, request.float_kv
+        )
         self.loads += 1
         self.held.append(variant)
+        self._report()
         return _Held(variant, self)
 
     async def _enter(self, request: GenerationRequest) -> Placement:
         variant = request.variant  # what the handle sent as the multiplexed model id
         resident = variant in self.held
-        self.checkpoints[variant] = request
-        await self.variant(variant)
+        self.loading[variant] = request
+        try:
+            await self.variant(variant)
+        finally:
+            self.loading.pop(variant, None)
         if variant in self.held:  # most recently used last
             self.held.remove(variant)
             self.held.append(variant)
@@ -151,40 +159,32 @@ class _Replica:
         return Placement(self.replica, resident)
 
     async def generate(self, request: GenerationRequest):
-        """Stream a :class:`Placement`, then the engine's frames; a cancelled response stops the denoising."""
-        placement = await self._enter(request)
-        yield placement
-        cancel = threading.Event()
-        frames = self.engine.generate(
-            request.checkpoint,
-            request.prompt,
-            request.precision,
-            request.trigger_aware,
-            request.params,
-            cancel,
-            request.float_kv,
-            request.previews,
-        )
-        try:
-            while (frame := await asyncio.to_thread(next, frames, None)) is not None:
-                yield frame
-        finally:
-            cancel.set()
-            self._report()
+        """Stream a :class:`Placement`, then the engine's frames: a batch of one, whose cancelled response stops the
+        denoising at the next step."""
+        async for outputs in self._batched([request]):
+            yield outputs[0]
 
     async def _batched(self, requests: list[GenerationRequest]):
-        """The body of the batched endpoint: a :class:`Placement` per request, then one frame per request and step.
+        """The body of both endpoints: a :class:`Placement` per request, then one frame per request and step.
 
         Requests that need the same variant, batch shape and previews run in one pipeline call
         (:meth:`Engine.generate_many`); several such groups run one after another, and a request whose group is not
-        running gets :data:`QUEUED` until its turn (``@serve.batch`` takes one item per request at every step)."""
-        placements = [await self._enter(request) for request in requests]
+        running gets :data:`QUEUED` until its turn (``@serve.batch`` takes one item per request at every step). A
+        request whose variant fails to load, or whose group fails, gets its exception as its item and ends; the
+        others go on. The pipeline stops early only when every caller of the batch has gone."""
+        outputs: list = []
+        for request in requests:
+            try:
+                outputs.append(await self._enter(request))
+            except Exception as error:  # handed to that request's caller, which re-raises it
+                outputs.append(error)
+        finished = {i for i, item in enumerate(outputs) if isinstance(item, Exception)}
         groups: dict[tuple, list[int]] = {}
         for i, request in enumerate(requests):
-            groups.setdefault((request.variant, batch_shape(request.params), request.previews), []).append(i)
+            if i not in finished:
+                groups.setdefault((request.variant, batch_shape(request.params), request.previews), []).append(i)
         sizes = {i: len(members) for members in groups.values() for i in members}
-        yield [dataclasses.replace(placement, batch=sizes[i]) for i, placement in enumerate(placements)]
-        finished: set[int] = set()
+        yield [dataclasses.replace(item, batch=sizes[i]) if i in sizes else item for i, item in enumerate(outputs)]
         cancel = threading.Event()
         try:
             for members in groups.values():
@@ -199,14 +199,22 @@ class _Replica:
                     first.float_kv,
                     first.previews,
                 )
-                while (frames := await asyncio.to_thread(next, steps, None)) is not None:
+                while True:
                     outputs = [StopIteration if i in finished else QUEUED for i in range(len(requests))]
+                    try:
+                        frames = await asyncio.to_thread(next, steps, None)
+                    except Exception as error:
+                        frames = [error] * len(members)
+                    if frames is None:
+                        break
                     for i, frame in zip(members, frames):
                         outputs[i] = frame
                     yield outputs
+                    if isinstance(frames[0], Exception):
+                        break
                 finished.update(members)
         finally:
-            cancel.set()  # every caller has gone: stop the pipeline at its next step
+            cancel.set()  # every caller has gone, or all are served: stop the pipeline at its next step
             self._report()
 
     async def prepare(self, request: GenerationRequest) -> Placement:
@@ -230,6 +238,7 @@ class _Held:
     def __del__(self):
         if self.variant in self.replica.held:
             self.replica.held.remove(self.variant)
+            self.replica._report()
 
 
 def replica_deployment(settings: Settings):
@@ -258,7 +267,7 @@ def replica_deployment(settings: Settings):
     return serve.deployment(
         GenerationReplica,
         name="generation",
-        ray_actor_options={"num_cpus": settings.ray_replica_cpus},
+        ray_actor_options={"num_cpus": settings.ray_replica_cpus, "num_gpus": settings.ray_replica_gpus},
         max_ongoing_requests=max(settings.ray_max_ongoing_requests, settings.ray_max_batch_size),
         **scaling,
     )
@@ -328,13 +337,15 @@ class RemoteEngine(Engine):
         finished = False
         try:
             for item in response:
+                if cancel is not None and cancel.is_set():
+                    return
+                if isinstance(item, Exception):  # this request's own failure on the replica
+                    raise item
                 if isinstance(item, Placement):
                     self.placements.append(item)
                     continue
                 if not isinstance(item, Frame):  # queued behind another group of its batch
                     continue
-                if cancel is not None and cancel.is_set():
-                    return
                 yield item
                 finished = item.final
         finally:
@@ -352,4 +363,7 @@ class RemoteEngine(Engine):
         )
 
     def serving_line(self) -> str:
-        return describe(cluster_status())
+        try:
+            return describe(cluster_status())
+        except Exception as error:  # the board is gone (Ray restarting): the readout still renders
+            return f"Ray Serve: status unavailable ({type(error).__name__})"

@@ -67,7 +67,7 @@ class KernelSupport:
         return f"integer kernels ({self.library}, {self.units}{scope})"
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def integer_support(device_type: str = "cpu") -> KernelSupport:
     """Integer kernels where the processor (or GPU) has int8 dot-product units and the kernels pass an exactness
     check here.

@@ -163,11 +163,13 @@ class _Quantized:
             packed.run_with(kind(packed.unpacked_codes, packed.scale, packed.offset, packed.spec.bits, self))
         return packed.kernel(self._smoothed(x), self.input_quantizer.grid(self._group), self.bias)
 
+    def _bias_for(self, x: torch.Tensor) -> torch.Tensor | None:
+        return None if self.bias is None else self.bias.to(x.dtype)
+
     def _float_weight(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The dequantized weight and the bias in ``x``'s float type: a half-precision pipeline (CUDA) computes the
         layer in half precision, as its float layers do."""
-        bias = None if self.bias is None else self.bias.to(x.dtype)
-        return self.packed.dequantize().to(x.dtype), bias
+        return self.packed.dequantize().to(x.dtype), self._bias_for(x)
 
 
 class QuantizedLinear(_Quantized, nn.Linear):
@@ -200,8 +202,7 @@ class QuantizedLinear(_Quantized, nn.Linear):
             return out
         # every row through the float weight, then a select: the same kernel as the float model, so the
         # protected rows match it bit for bit (a matmul over only the selected rows may round differently)
-        bias = None if self.bias is None else self.bias.to(x.dtype)
-        return torch.where(rows[..., None], F.linear(x, self.protected_weight, bias), out)
+        return torch.where(rows[..., None], F.linear(x, self.protected_weight, self._bias_for(x)), out)
 
 
 class QuantizedConv2d(_Quantized, nn.Conv2d):

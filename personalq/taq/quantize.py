@@ -26,6 +26,7 @@ from personalq.taq.adaround import adaround_weight
 from personalq.taq.attention import AttentionQuantizers, TriggerAwareAttnProcessor, cross_attention_names, install
 from personalq.taq.calibration import quantizable_layers, takes_text
 from personalq.taq.context import QuantContext, attach_timestep_hook
+from personalq.taq.kernels import IntegerConv2d, IntegerLinear
 from personalq.taq.layers import PackedWeight, QuantizedConv2d, QuantizedLinear
 from personalq.taq.masks import Mode
 from personalq.taq.packing import packed_length
@@ -326,10 +327,10 @@ def allow_integer_kernels(quantized: QuantizedUNet) -> int:
 @torch.no_grad()
 def match_float_dtype(quantized: QuantizedUNet, dtype: torch.dtype) -> None:
     """Cast the variant's float parts (norms, embeddings, biases, protected K/V weights) to the pipeline's float type;
-    packed weights, their scales, smoothing factors and activation ranges keep theirs. A variant made in float32 on
-    the CPU then runs in a half-precision pipeline on a GPU."""
+    packed weights, their scales (and integer kernels' sums), smoothing factors and activation ranges keep theirs. A
+    variant made in float32 on the CPU then runs in a half-precision pipeline on a GPU."""
     for module in quantized.unet.modules():
-        if isinstance(module, (PackedWeight, ActivationQuantizer)):
+        if isinstance(module, (PackedWeight, ActivationQuantizer, IntegerLinear, IntegerConv2d)):
             continue
         for name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
             if tensor.is_floating_point() and tensor.dtype != dtype and name != "smoothing":
