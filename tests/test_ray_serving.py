@@ -24,6 +24,21 @@ from personalq.ui.app import launch  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
+def test_the_deployment_takes_its_scaling_and_resources_from_settings(tmp_path):
+    from personalq.serving.ray_serving import replica_deployment
+
+    autoscaled = load_settings(
+        home=tmp_path, ray_min_replicas=1, ray_max_replicas=3, ray_target_ongoing_requests=1.5, ray_replica_gpus=1
+    )
+    config = replica_deployment(autoscaled)._deployment_config
+    scaling = config.autoscaling_config
+    assert (scaling.min_replicas, scaling.max_replicas, scaling.target_ongoing_requests) == (1, 3, 1.5)
+    assert replica_deployment(autoscaled).ray_actor_options == {"num_cpus": 1.0, "num_gpus": 1.0}
+    fixed = replica_deployment(autoscaled.model_copy(update={"ray_max_replicas": 1, "ray_max_batch_size": 8}))
+    assert fixed._deployment_config.autoscaling_config is None and fixed._deployment_config.num_replicas == 1
+    assert fixed._deployment_config.max_ongoing_requests == 8  # a full batch fits
+
+
 @pytest.fixture(scope="module")
 def on_ray(tmp_path_factory):
     import ray

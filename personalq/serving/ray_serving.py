@@ -230,12 +230,19 @@ class _Replica:
 
 
 class _Held:
-    """A loaded variant as Serve's multiplexer holds it; unloading it (LRU past the per-replica limit) forgets it."""
+    """A loaded variant as Serve's multiplexer holds it; unloading it (LRU past the per-replica limit) forgets it.
+
+    Serve calls ``__del__`` when it unloads; the garbage collector calls it again later, perhaps after the same
+    variant was loaded anew, so only the first call counts."""
 
     def __init__(self, variant: str, replica: _Replica):
         self.variant, self.replica = variant, replica
+        self.released = False
 
     def __del__(self):
+        if self.released:
+            return
+        self.released = True
         if self.variant in self.replica.held:
             self.replica.held.remove(self.variant)
             self.replica._report()
