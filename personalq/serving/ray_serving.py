@@ -359,12 +359,14 @@ class RemoteEngine(Engine):
             if not finished:
                 response.cancel()
 
-    def prepare(self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True) -> None:
+    def prepare(
+        self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True, float_kv: bool = False
+    ) -> None:
         """Make a variant resident on one replica (start-up warm-up); the base float UNet (``None``) every replica
         loads with its first request."""
         if checkpoint is None:
             return
-        request = GenerationRequest(checkpoint, "", precision, trigger_aware)
+        request = GenerationRequest(checkpoint, "", precision, trigger_aware, float_kv=float_kv)
         self.placements.append(
             self.handle.options(multiplexed_model_id=request.variant).prepare.remote(request).result()
         )
