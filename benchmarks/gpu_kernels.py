@@ -7,7 +7,7 @@ on the GPU; ``personalq.standin.bases``), side by side in one process, prints a 
 ``benchmarks/results/gpu-kernels.md`` unless ``--out`` says where):
 
 1. one UNet step with classifier-free guidance (batch 2) at the base's native size: fp16 and bf16 float UNets,
-   then W8A8 and W4A8 variants in the bf16 pipeline (the type ``Settings.float_dtype`` picks on a GPU with bf16)
+   then W8A8 and W4A8 variants in the bf16 pipeline (what ``personalq.serving.float_type`` picks on such a GPU)
    through the dequantizing path and through integer kernels (``torch._int_mm`` for Linear layers; convolutions
    dequantize on CUDA);
 2. how long a variant takes to be ready on the GPU (calibration on 4 trigger prompts x 2 steps, then quantization);

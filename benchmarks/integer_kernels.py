@@ -14,7 +14,9 @@ Prints a Markdown report (also written to ``benchmarks/results/integer-kernels.m
    both paths, side by side in one process; and whole 20-step 512x512 images for FP32 and W8A8 on integer kernels;
 3. the demo zoo: image MSE to FP32 of W8A8 (TAQ and plain) through the dequantizing path and through integer kernels
    on every layer (the size threshold lifted), for the same seeds: the kernels must not change what quantization
-   costs in quality.
+   costs in quality;
+4. ``--sections bound [--compile]``: where a demo W8A8 step's time goes: the step with each part of the quantized
+   layers' work taken away in turn (an ablation), and FP32 and W8A8 under ``torch.compile``, alternating.
 
 Random weights (SD 1.5 stand-in) draw noise; speed does not depend on the values.
 """
@@ -247,6 +249,78 @@ def demo_step_rows(repeats: int) -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def without(part: str):
+    """Take one part of every quantized layer's work away, to measure what the rest costs (an ablation: the UNet
+    computes something else while it is away). ``weights``: each packed weight is rebuilt once and then held in
+    float; ``inputs``: the input is neither smoothed nor rounded."""
+    saved = PackedWeight.dequantize, quantized_layers._Quantized._quantize_input
+    if part == "weights":
+        held: dict[int, torch.Tensor] = {}
+
+        def once(packed):
+            return held.setdefault(id(packed), saved[0](packed))
+
+        PackedWeight.dequantize = once
+    elif part == "inputs":
+        quantized_layers._Quantized._quantize_input = lambda layer, x: x
+    try:
+        yield
+    finally:
+        PackedWeight.dequantize, quantized_layers._Quantized._quantize_input = saved
+
+
+@torch.no_grad()
+def demo_bound_rows(rounds: int, compiled: bool) -> list[str]:
+    """Where a demo W8A8 step's time goes: the step with the weight rebuild, then the input rounding too, taken away,
+    and (``compiled``) FP32 and W8A8 under ``torch.compile``, all alternating in one process."""
+    with tempfile.TemporaryDirectory() as home:
+        settings = load_settings(home=Path(home), assets_dir=DEFAULT_ASSETS, memory_budget_mb=4096)
+        checkpoint = start(settings).repository.get("teddybear-v2")
+        engine = Engine(settings)
+        base = engine.base_location(checkpoint)
+        pipe = engine.pipeline(base)
+        prompt = f"a photo of {checkpoint.canonical_trigger} on a beach"
+        embeds, negative = pipe.encode_prompt(prompt, "cpu", 1, True, "")
+        text = torch.cat([negative, embeds])
+        unet = engine.float_unet(base)
+        latents = torch.randn(2, unet.config.in_channels, 16, 16, generator=torch.Generator().manual_seed(0))
+        config = precision_config("W8A8")
+        variant = engine.quantized_unet(checkpoint, config)
+        mask = token_mask(pipe.tokenizer, ["", prompt], checkpoint.triggers, config.mode)
+        runs = {
+            "FP32": (unet, contextlib.nullcontext),
+            "W8A8 TAQ, as served": (variant.unet, contextlib.nullcontext),
+            "W8A8, weights rebuilt once and held in float": (variant.unet, lambda: without("weights")),
+            "W8A8, neither weights rebuilt nor inputs smoothed or rounded": (variant.unet, lambda: without("inputs")),
+        }
+        if compiled:
+            # Inductor's buffer reuse corrupted the heap in the W8A8 graph on torch 2.13 (glibc: "malloc(): unaligned
+            # tcache chunk detected"); with it off both graphs run, and both are compiled alike
+            import torch._inductor.config as inductor
+
+            inductor.allow_buffer_reuse = False
+            for label, model in (("FP32 compiled", unet), ("W8A8 TAQ compiled", variant.unet)):
+                started = time.perf_counter()
+                runs[label] = (torch.compile(model), contextlib.nullcontext)
+                with variant.context.protecting(mask):
+                    runs[label][0](latents, 500, encoder_hidden_states=text)
+                log.info("%s: compiled in %.0f s", label, time.perf_counter() - started)
+        times: dict[str, list[float]] = {label: [] for label in runs}
+        with variant.context.protecting(mask):
+            for _ in range(rounds):
+                for label, (model, taken_away) in runs.items():
+                    with taken_away():
+                        seconds = median_time(lambda m=model: m(latents, 500, encoder_hidden_states=text), 5)
+                    times[label].append(seconds)
+    step = {label: statistics.median(values) for label, values in times.items()}
+    return [
+        "| demo zoo step, 64x64, CFG batch 2 | ms | vs FP32 |",
+        "|---|---|---|",
+        *[f"| {label} | {1e3 * t:.1f} | {t / step['FP32']:.2f}x |" for label, t in step.items()],
+    ]
+
+
 def demo_mse_rows(images: int) -> list[str]:
     """W8A8 image MSE to FP32 on the demo zoo, dequantizing against integer kernels on every layer."""
     checkpoints = ["teddybear-v2", "mochi-v3", "zoomy-v2", "biscuit-v3"]
@@ -289,8 +363,11 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=1, help="whole SD 1.5 images per precision (0: none)")
     parser.add_argument("--seeds", type=int, default=4, help="demo images per checkpoint for the error table")
     parser.add_argument(
-        "--sections", default="layers,sd15,demo", help="comma-separated: layers, sd15, demo (the report has those)"
+        "--sections",
+        default="layers,sd15,demo",
+        help="comma-separated: layers, sd15, demo, bound (the report has those)",
     )
+    parser.add_argument("--compile", action="store_true", help="bound: add FP32 and W8A8 under torch.compile")
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -315,6 +392,12 @@ def main() -> None:
             "",
             "## SD 1.5 stand-in, 512x512, CFG batch 2 (side by side)",
             *sd15_rows(args.work, args.repeats, args.images),
+        ]
+    if "bound" in sections:
+        report += [
+            "",
+            "## Demo zoo: where a W8A8 step's time goes (alternating, median of rounds)",
+            *demo_bound_rows(max(args.repeats, 8), args.compile),
         ]
     if "demo" in sections:
         report += [

@@ -53,6 +53,7 @@ def settings_for(work: Path):
         memory_budget_mb=48_000,
         device="cpu",
         calibration_size=256,
+        cpu_dtype="float32",  # what these figures call FP32 (auto would pick bfloat16 on a CPU with bf16 units)
     )
 
 

@@ -42,7 +42,13 @@ class Settings(BaseSettings):
     gpu_dtype: Literal["auto", "float16", "bfloat16"] = Field(
         default="auto",
         description="the float type of bases on CUDA; auto: bfloat16 where the GPU supports it, else float16 "
-        "(the CPU always uses float32)",
+        "(the CPU: PERSONALQ_CPU_DTYPE)",
+    )
+    cpu_dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        default="auto",
+        description="the float type of bases on the CPU; auto: bfloat16 on a processor with bfloat16 units "
+        "(AVX512-BF16, AMX) for bases as wide as SD 1.5 and wider, float32 otherwise (the demo zoo's UNet is too "
+        "narrow to gain from it)",
     )
     calibration_size: int = Field(
         default=256,
@@ -171,16 +177,6 @@ class Settings(BaseSettings):
         import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
-
-    def float_dtype(self):
-        """The float type a base loads in on the resolved device."""
-        import torch
-
-        if self.resolved_device() != "cuda":
-            return torch.float32
-        if self.gpu_dtype == "auto":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return getattr(torch, self.gpu_dtype)
 
     def prepare(self) -> "Settings":
         """Create the home folder; returns self so start-up can chain it."""

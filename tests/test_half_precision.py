@@ -10,6 +10,7 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
+from peft import LoraConfig
 from taq_models import calibrated, tiny_unet, unet_inputs
 from torch import nn
 
@@ -61,6 +62,12 @@ def test_a_float32_variant_runs_in_a_bf16_pipeline_once_its_float_parts_match():
     packed = variant.unet.conv_in.packed  # the packed weight's scales keep float32; the norms follow the pipeline
     assert packed.scale.dtype == packed.offset.dtype == torch.float32
     assert variant.unet.conv_norm_out.weight.dtype == torch.bfloat16
+    # peft makes a LoRA's matrices in the type its base layer's weight reports: the pipeline's, so a bf16 pipeline's
+    # LoRA computes in bf16 instead of casting every activation to float32 and back
+    assert variant.unet.conv_in.weight.dtype == torch.bfloat16
+    variant.unet.add_adapter(LoraConfig(r=4, target_modules=["to_k", "to_q"], init_lora_weights=False))
+    lora = [p for name, p in variant.unet.named_parameters() if "lora_" in name]
+    assert lora and all(p.dtype == torch.bfloat16 for p in lora)
 
 
 @cuda
@@ -98,16 +105,53 @@ def test_cuda_integer_linear_is_the_quantized_layer_computed_exactly(dtype, shap
     assert float(error) <= tolerance * float(expected.abs().max())
 
 
-@cuda
-def test_a_bf16_variant_on_cuda_with_integer_kernels_is_as_close_to_float32_as_its_dequantizing_twin(monkeypatch):
+cpu_integers = pytest.mark.skipif(not integer_support("cpu").available, reason="no CPU integer kernels here")
+
+
+@cpu_integers
+@pytest.mark.parametrize(
+    "source,shape",
+    [
+        (nn.Linear(64, 96), (2, 37, 64)),
+        (nn.Conv2d(16, 24, 3, padding=1), (2, 16, 9, 7)),
+        (nn.Conv2d(16, 8, 1), (1, 16, 5, 5)),
+    ],
+)
+def test_cpu_integer_kernels_take_bf16_input_and_compute_the_quantized_layer_exactly(source, shape, monkeypatch):
+    """A bf16 pipeline on a CPU with bf16 units (personalq.serving.float_type): the kernels round the input to codes in
+    bf16, as the dequantizing path does, and compute with the same integers."""
+    monkeypatch.setattr(layers, "SMALL_PRODUCT", 0)
+    torch.manual_seed(0)
+    layer = quantized_layer(source)
+    x = (torch.randn(shape) * 1.5).bfloat16()
+    assert layer.allow_integer_kernel()
+    with torch.no_grad():
+        got = layer(x)
+        assert layer.packed.kernel is not None and got.dtype == torch.bfloat16
+        grid = layer.input_quantizer.grid(0)
+        channel = -1 if isinstance(source, nn.Linear) else 1
+        shaped = layer.smoothing.bfloat16().reshape([-1] + [1] * (x.dim() - 2) if channel == 1 else [-1])
+        inputs = (grid.codes(x / shaped).double() - grid.zero_point) * grid.scale
+        weight, bias = layer.packed.dequantize().double(), layer.bias.double()
+        if isinstance(source, nn.Linear):
+            expected = F.linear(inputs, weight, bias)
+        else:
+            expected = F.conv2d(inputs, weight, bias, source.stride, source.padding)
+    error = (got.double() - expected).abs().max()
+    assert float(error) <= 1e-2 * float(expected.abs().max())  # bf16's own rounding of the output
+
+
+@pytest.mark.parametrize("device", [pytest.param("cpu", marks=cpu_integers), pytest.param("cuda", marks=cuda)])
+def test_a_bf16_variant_with_integer_kernels_is_as_close_to_float32_as_its_dequantizing_twin(device, monkeypatch):
     """In bf16 the dequantizing path rounds the weight and multiplies in bf16; the integer path's product is exact.
-    Against the same variant computed in float32, integer kernels must be no further off than dequantizing."""
+    Against the same variant computed in float32, integer kernels must be no further off than dequantizing. On CUDA
+    the Linear layers run in integers, on the CPU the convolutions too."""
     monkeypatch.setattr(layers, "SMALL_PRODUCT", 0)
     unet = tiny_unet()
     config = TAQConfig(wbits=8, abits=8, mode="taq")
     observer = calibrated(unet, False)
     sample, kwargs = unet_inputs(False)
-    sample, text = sample.cuda(), kwargs["encoder_hidden_states"].cuda()
+    sample, text = sample.to(device), kwargs["encoder_hidden_states"].to(device)
     outputs = {}
     for name, dtype, integer in (
         ("float32", torch.float32, False),
@@ -115,7 +159,7 @@ def test_a_bf16_variant_on_cuda_with_integer_kernels_is_as_close_to_float32_as_i
         ("int", torch.bfloat16, True),
     ):
         variant = quantize_unet(copy.deepcopy(unet), config, observer)
-        variant.unet.cuda()
+        variant.unet.to(device)
         match_float_dtype(variant, dtype)
         if integer:
             assert allow_integer_kernels(variant) > 0
@@ -125,7 +169,8 @@ def test_a_bf16_variant_on_cuda_with_integer_kernels_is_as_close_to_float32_as_i
             kernels = [
                 m.kernel for m in variant.unet.modules() if isinstance(m, PackedWeight) and m.kernel is not None
             ]
-            assert kernels and all(isinstance(k, IntegerLinear) for k in kernels)
+            assert kernels and any(isinstance(k, IntegerLinear) for k in kernels)
+            assert device == "cpu" or all(isinstance(k, IntegerLinear) for k in kernels)
     reference = outputs["float32"]
     dequantizing, integer = ((outputs[name] - reference).abs().mean() for name in ("bf16", "int"))
     assert float(integer) <= 1.1 * float(dequantizing) and float(integer) <= 0.05 * float(reference.abs().mean())

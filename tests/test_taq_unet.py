@@ -11,7 +11,7 @@ from peft import LoraConfig
 from taq_models import TOKENS, calibrated, tiny_unet, unet_inputs
 
 from personalq.taq.attention import cross_attention_names
-from personalq.taq.layers import QuantizedConv2d, QuantizedLinear
+from personalq.taq.layers import QuantizedConv2d, QuantizedLinear, weights_read_repeatedly
 from personalq.taq.quantize import (
     QuantizedFileError,
     TAQConfig,
@@ -111,6 +111,24 @@ def test_a_smoothed_layer_reports_its_effective_weight():
     for name, layer in smoothed:
         relative = float((layer.weight - floats[name]).norm() / floats[name].norm())
         assert relative < 0.02, name
+
+
+def test_while_weights_are_read_repeatedly_each_layer_rebuilds_its_weight_once_and_only_the_last_is_kept():
+    """peft reads a layer's ``.weight`` a dozen times while attaching a LoRA: inside the block those reads share one
+    rebuilt tensor (the same values as outside it), and leaving the block keeps nothing."""
+    source = tiny_unet()
+    quantize_unet(source, TAQConfig(wbits=8, abits=8), calibrated(source, False))
+    first, second = [m for m in source.modules() if isinstance(m, (QuantizedLinear, QuantizedConv2d))][:2]
+    outside = first.weight
+    assert first.weight is not outside  # rebuilt at every read
+    with weights_read_repeatedly():
+        held = first.weight
+        assert first.weight is held and torch.equal(held, outside)
+        assert second.weight is second.weight and first.weight is not held  # another layer's read replaces it
+    assert first.weight is not first.weight
+    from personalq.taq.layers import _last_weight
+
+    assert _last_weight.held is None
 
 
 def test_activation_quantization_can_be_kept_to_one_part_of_the_unet():

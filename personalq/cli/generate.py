@@ -74,6 +74,7 @@ def generate(
     from personalq.serving.cache import BudgetError
     from personalq.serving.checkpoints import CheckpointLoadError
     from personalq.serving.engine import Engine
+    from personalq.serving.float_type import type_name
     from personalq.serving.generation import GenerationParams
     from personalq.serving.variants import PRECISIONS
 
@@ -135,6 +136,8 @@ def generate(
     image.save(out)
     conversation.record_use(card)
     seconds = time.perf_counter() - started
+    base = engine.base_location(card)
+    float_line = engine.float_line(base)
     _emit(
         as_json,
         {
@@ -144,6 +147,7 @@ def generate(
             "prompt": prompt,
             "precision": precision,
             "kernels": None if precision == "FP32" else engine.kernels.describe(),
+            "float_type": type_name(engine.float_dtype(base)),
             "trigger_aware": trigger_aware,
             "size": [params.width, params.height],
             "seconds": round(seconds, 3),
@@ -152,5 +156,6 @@ def generate(
         [
             f"image: {out} ({params.width}x{params.height}, {precision}, {seconds:.1f} s)",
             *([] if precision == "FP32" else [f"quantized layers: {engine.kernels.describe()}"]),
+            *([float_line] if float_line else []),
         ],
     )

@@ -44,6 +44,7 @@ def quantize(
     from personalq.repository.service import CheckpointNotFound, Repository
     from personalq.serving.bases import served_base
     from personalq.serving.checkpoints import CheckpointLoadError, load_base
+    from personalq.serving.float_type import float_dtype
     from personalq.serving.variants import beside_checkpoint, produce_variant, variant_name
     from personalq.taq.quantize import TAQConfig, save_quantized, weight_bytes
 
@@ -67,9 +68,8 @@ def quantize(
     if not checkpoint.weights_path:
         fail(f"{checkpoint_id} is a metadata-only card: there are no weights to quantize")
     try:
-        pipe = load_base(
-            Path(served_base(settings, checkpoint).location), settings.resolved_device(), settings.float_dtype()
-        )
+        location = served_base(settings, checkpoint).location
+        pipe = load_base(Path(location), settings.resolved_device(), float_dtype(settings, location))
         full_bytes = weight_bytes(pipe.unet)
         variant = produce_variant(
             pipe, checkpoint, config, captions, calibration_steps, calibration_size=settings.calibration_size

@@ -37,10 +37,12 @@ from personalq.serving.checkpoints import (
     read_adapter,
     replaces_unet,
 )
+from personalq.serving.float_type import float_dtype, type_name
 from personalq.serving.generation import Frame, GenerationParams, stream
 from personalq.serving.previews import LatentRGB, fit_latent_rgb, preview_image
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
 from personalq.taq.kernels import KernelSupport, integer_support
+from personalq.taq.layers import weights_read_repeatedly
 from personalq.taq.masks import token_mask
 from personalq.taq.quantize import (
     QuantizedUNet,
@@ -102,9 +104,19 @@ class Engine:
         configured or its weights were made for another architecture."""
         return served_base(self.settings, checkpoint).location
 
+    def float_dtype(self, base: str) -> torch.dtype:
+        """The float type ``base`` computes in here (:mod:`personalq.serving.float_type`)."""
+        return float_dtype(self.settings, base)
+
+    def float_line(self, base: str | None = None) -> str:
+        """The float type in words for the readout, where it is not plain float32; by default the demo base's."""
+        dtype = self.float_dtype(base or served_base(self.settings).location)
+        return "" if dtype == torch.float32 else f"float layers in {type_name(dtype)}"
+
     def pipeline(self, base: str) -> DiffusionPipeline:
         if base not in self._pipelines:
-            dtype = self.settings.float_dtype()
+            dtype = self.float_dtype(base)
+            log.info("%s computes in %s", base, type_name(dtype))
             local = Path(base).exists()
             pipe = load_base(Path(base), self.device, dtype, False) if local else self._hub_pipeline(base, dtype)
             shared = [m for m in pipe.components.values() if isinstance(m, torch.nn.Module)]
@@ -144,7 +156,7 @@ class Engine:
         if checkpoint is not None and replaces_unet(checkpoint):
             return self.cache.get_or_load(
                 ("unet", weights_key(checkpoint), "FP32"),
-                lambda: load_dreambooth_unet(checkpoint, self.settings.float_dtype(), self.device, base),
+                lambda: load_dreambooth_unet(checkpoint, self.float_dtype(base), self.device, base),
                 weight_bytes,
                 f"the fine-tuned UNet of {checkpoint.id}",
             )
@@ -155,7 +167,7 @@ class Engine:
     def _load_float_unet(self, base: str) -> UNet2DConditionModel:
         """The base's float UNet alone (the rest of its pipeline stays resident); loaded on first use, so a process
         that serves only quantized variants never holds it."""
-        dtype = self.settings.float_dtype()
+        dtype = self.float_dtype(base)
         return UNet2DConditionModel.from_pretrained(base, subfolder="unet", dtype=dtype, low_cpu_mem_usage=False).to(
             self.device
         )
@@ -166,10 +178,10 @@ class Engine:
         if cached is not None:
             return cached
         path = variant_path(checkpoint, config, self.settings.home / "taq")
+        base = self.base_location(checkpoint)
         if path.exists():
             variant = load_quantized(path, self.device)
         else:
-            base = self.base_location(checkpoint)
             pipe = self.pipeline(base)
             pipe.unet = self.float_unet(base)
             variant = produce_variant(
@@ -182,7 +194,7 @@ class Engine:
             )
             save_quantized(variant, path)
             log.info("stored %s", path)
-        match_float_dtype(variant, self.settings.float_dtype())
+        match_float_dtype(variant, self.float_dtype(base))
         if self.kernels.available:
             layers = allow_integer_kernels(variant)
             log.info("%s: %d layers may use %s", variant.config.tag, layers, self.kernels.describe())
@@ -328,7 +340,7 @@ class Engine:
                 )
                 generators = [torch.Generator(self.device).manual_seed(p.seed) for p in params]
                 single = len(prompts) == 1
-                with adapters_applied(pipe, checkpoint, self.adapter(checkpoint)):
+                with weights_read_repeatedly(), adapters_applied(pipe, checkpoint, self.adapter(checkpoint)):
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(

@@ -18,6 +18,9 @@ convolution. Both are integers; the only roundings are the int32 product's conve
 layers) and the final scaling, so the result is the dequantizing path's value to float32 accuracy, not an
 approximation of it (``tests/test_kernels.py`` holds it to that).
 
+Input may be float32 or bfloat16 on the CPU (the types a base computes in there), any float type on CUDA: the codes
+are made in the input's own type, as the dequantizing path rounds it, and the result is returned in it.
+
 On CUDA the Linear layers run ``torch._int_mm`` (cuBLASLt's int8 GEMM on the GPU's int8 tensor cores) the same way,
 with the row sums as a widening sum; PyTorch has no int8 convolution on CUDA, so convolutions keep the dequantizing
 path there.
@@ -48,6 +51,10 @@ from personalq.taq.quantizers import AffineGrid, QuantSpec
 # slower at W4 (per-call unpacking); at 2**27 every demo layer dequantizes and every SD 1.5 layer at 256 px and up
 # (200 M and more) runs in integers.
 SMALL_PRODUCT = 1 << 27
+
+# What the CPU kernels take: the float types a base computes in on a CPU (personalq.serving.float_type). bfloat16
+# input is rounded to codes in bfloat16, as the dequantizing path rounds it; the products are the same integers.
+CPU_FLOAT_TYPES = (torch.float32, torch.bfloat16)
 
 
 @dataclass(frozen=True)
@@ -244,11 +251,11 @@ class IntegerLinear(_IntegerKernel):
 
     @staticmethod
     def accepts(x: torch.Tensor) -> bool:
-        """On CUDA, ``torch._int_mm`` takes more than 16 rows; on the CPU, float32 input (what the codes are made
-        from there)."""
+        """On CUDA, ``torch._int_mm`` takes more than 16 rows; on the CPU, float32 or bfloat16 input (the float
+        types a base computes in there)."""
         if x.is_cuda:
             return x.numel() // x.shape[-1] > 16
-        return x.dtype == torch.float32
+        return x.dtype in CPU_FLOAT_TYPES
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         leading, features = x.shape[:-1], x.shape[-1]
@@ -297,7 +304,7 @@ class IntegerConv2d(_IntegerKernel):
 
     @staticmethod
     def accepts(x: torch.Tensor) -> bool:
-        return x.dtype == torch.float32
+        return x.dtype in CPU_FLOAT_TYPES
 
     def forward(self, x: torch.Tensor, grid: AffineGrid, bias: torch.Tensor | None) -> torch.Tensor:
         codes = grid.codes(x)
@@ -308,13 +315,14 @@ class IntegerConv2d(_IntegerKernel):
             grid.zero_point,
             weight,
             self.weight_scale,
-            bias,
+            None if bias is None else bias.float(),
             self.stride,
             self.padding,
             self.dilation,
         )
         channel_sums = (codes.sum(1, keepdim=True, dtype=torch.int32) - x.shape[1] * grid.zero_point).float()
-        return y.addcmul_(self._window_sums(channel_sums), (grid.scale * self.weight_offset).view(1, -1, 1, 1))
+        y = y.addcmul_(self._window_sums(channel_sums), (grid.scale * self.weight_offset).view(1, -1, 1, 1))
+        return y.to(x.dtype)
 
     def _window_sums(self, channel_sums: torch.Tensor) -> torch.Tensor:
         """Sums of ``channel_sums`` over each output pixel's receptive field, zero outside the image (as zero-padded

@@ -332,6 +332,8 @@ def match_float_dtype(quantized: QuantizedUNet, dtype: torch.dtype) -> None:
     for module in quantized.unet.modules():
         if isinstance(module, (PackedWeight, ActivationQuantizer, IntegerLinear, IntegerConv2d)):
             continue
+        if isinstance(module, (QuantizedLinear, QuantizedConv2d)):
+            module.float_dtype = dtype
         for name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
             if tensor.is_floating_point() and tensor.dtype != dtype and name != "smoothing":
                 tensor.data = tensor.data.to(dtype)

@@ -204,8 +204,11 @@ class AffineGrid:
         return self.zero_point - 128 if self.levels > 128 else 0
 
     def codes(self, x: torch.Tensor) -> torch.Tensor:
-        """The codes of float32 ``x`` (uint8, ``[0, levels-1]``): what the integer kernels multiply."""
-        return self._quantized(x).int_repr()
+        """The codes of ``x`` (uint8, ``[0, levels-1]``): what the integer kernels multiply. Made as
+        :meth:`round_trip` makes them for ``x``'s type."""
+        if x.dtype == torch.float32:
+            return self._quantized(x).int_repr()
+        return self._rounded(x).to(torch.uint8)
 
     def signed_codes(self, x: torch.Tensor) -> torch.Tensor:
         """The codes shifted into int8 (zero point :attr:`signed_zero_point`): the operand of ``torch._int_mm``.

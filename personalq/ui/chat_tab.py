@@ -103,10 +103,11 @@ def _callbacks(
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         what = f"{precision} + float K/V" if config is not None and config.keeps_float_kv else precision
         kernels = "" if config is None else f" · {engine.kernels.describe()}"
+        float_type = f" · {engine.float_line()}" if engine.float_line() else ""
         starting = f" · {warmup.line()}" if warmup is not None and warmup.line() else ""
         serving = engine.serving_line()
         return (
-            f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32){kernels} · "
+            f"UNet weights at {what}: **{unet / MB:.1f} MB** ({unet / full:.0%} of FP32){kernels}{float_type} · "
             f"{engine.memory().line()}{starting}" + (f"\n\n{serving}" if serving else "")
         )
 
