@@ -250,19 +250,21 @@ def demo_step_rows(repeats: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def without(part: str):
-    """Take one part of every quantized layer's work away, to measure what the rest costs (an ablation: the UNet
-    computes something else while it is away). ``weights``: each packed weight is rebuilt once and then held in
+def without(*parts: str):
+    """Take parts of every quantized layer's work away, to measure what the rest costs (an ablation: the UNet
+    computes something else while they are away). ``weights``: each packed weight is rebuilt once and then held in
     float; ``inputs``: the input is neither smoothed nor rounded."""
     saved = PackedWeight.dequantize, quantized_layers._Quantized._quantize_input
-    if part == "weights":
+    if "weights" in parts:
         held: dict[int, torch.Tensor] = {}
 
         def once(packed):
-            return held.setdefault(id(packed), saved[0](packed))
+            if id(packed) not in held:
+                held[id(packed)] = saved[0](packed)
+            return held[id(packed)]
 
         PackedWeight.dequantize = once
-    elif part == "inputs":
+    if "inputs" in parts:
         quantized_layers._Quantized._quantize_input = lambda layer, x: x
     try:
         yield
@@ -292,7 +294,10 @@ def demo_bound_rows(rounds: int, compiled: bool) -> list[str]:
             "FP32": (unet, contextlib.nullcontext),
             "W8A8 TAQ, as served": (variant.unet, contextlib.nullcontext),
             "W8A8, weights rebuilt once and held in float": (variant.unet, lambda: without("weights")),
-            "W8A8, neither weights rebuilt nor inputs smoothed or rounded": (variant.unet, lambda: without("inputs")),
+            "W8A8, neither weights rebuilt nor inputs smoothed or rounded": (
+                variant.unet,
+                lambda: without("weights", "inputs"),
+            ),
         }
         if compiled:
             # Inductor's buffer reuse corrupted the heap in the W8A8 graph on torch 2.13 (glibc: "malloc(): unaligned
@@ -381,8 +386,9 @@ def main() -> None:
         "# Integer kernels",
         "",
         f"`python benchmarks/integer_kernels.py --repeats {args.repeats} --images {args.images} --seeds {args.seeds} "
-        f"--sections {args.sections}` · torch {torch.__version__} · {torch.get_num_threads()} threads · "
-        f"{os.cpu_count()} CPUs · {support.describe()} · native bf16: {native_bf16()}",
+        f"--sections {args.sections}{' --compile' if args.compile else ''}` · torch {torch.__version__} · "
+        f"{torch.get_num_threads()} threads · {os.cpu_count()} CPUs · {support.describe()} · "
+        f"native bf16: {native_bf16()}",
     ]
     if "layers" in sections:
         report += ["", "## Single layers (median per call)", *layer_rows(max(args.repeats, 5))]

@@ -269,6 +269,28 @@ def test_follow_up_by_description_word_and_by_creator(checkin):
     assert answered.checkpoint_id == "ink-2"
 
 
+@pytest.mark.parametrize(
+    "answer, labels, expected",
+    [
+        ("the 1.5 one", ["v2.1 - 1.1", "v1.5 - 1.0", "v2.1 - 1.0"], 1),  # the version written three ways
+        ("the 1.5 one", ["v21", "v15"], 1),
+        ("with the card frame", ["kodama_GS no card frame", "kodama_GS card frame"], 1),  # a negated label loses
+        ("without the frame", ["kodama_GS no card frame", "kodama_GS card frame"], 0),
+        ("black", ["v1.0black", "v1.0white"], 0),  # letters and digits apart
+        ("the wood one", ["v2.0 jade statue", "v1.0 wood statue"], 1),
+        ("the statue", ["v2.0 jade statue", "v1.0 wood statue"], None),  # a word every option has
+        ("the goth armor", ["Fantasy Armors v1", "Fantasy Armors v2"], None),  # a word no option has
+        ("the actual v1, not the training data", ["v1", "Training Data"], 0),  # what the answer negates loses
+        ("not the jade one", ["v2.0 jade statue", "v1.0 wood statue"], 1),
+    ],
+)
+def test_an_answer_picks_the_option_its_distinguishing_words_name(answer, labels, expected):
+    from personalq.checkin.clarify import Option, pick_by_words
+
+    options = [Option(label=label, checkpoint_ids=[f"card-{i}"]) for i, label in enumerate(labels)]
+    assert pick_by_words(answer, options) == (None if expected is None else [f"card-{expected}"])
+
+
 # 4. questions say what they ask about, and options what tells them apart
 
 

@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
-from personalq.checkin.clarify import Option, ask
+from personalq.checkin.clarify import Option, ask, pick_by_words
 from personalq.checkin.intent import Intent, option_position, parse_intent, prompt_text
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import Reference, naming_spans, read_reference, reference_spans
@@ -175,7 +175,7 @@ class CheckIn:
         best = process.extractOne(text, labels, scorer=fuzz.WRatio, score_cutoff=86)
         if best is not None and len(text) >= 3:
             return options[best[2]].checkpoint_ids
-        return None
+        return pick_by_words(text, options)
 
     def _prompt(self, query: str, now: dt.datetime, card: StoredCheckpoint | None) -> str:
         """What the first message asks to draw: without its selection phrases and the words that named

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -99,3 +100,60 @@ def ask(candidates: list[StoredCheckpoint]) -> Question:
         ordered.sort(key=lambda kv: max(first[i].created_at for i in kv[1]), reverse=True)
     options = [Option(label=label, checkpoint_ids=ids) for label, ids in ordered[:MAX_OPTIONS]]
     return Question(template.format(options=_join([o.label for o in options]), family=family), options, attribute)
+
+
+_NEGATORS = {"no", "non", "not", "without"}
+_FILLER = {"a", "an", "the", "one", "with", "version", "please", "i", "want", "of", "that", "this", "use", "me"}
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words of an answer or a label, letters and digits apart ("v1.0black": "10", "black"); a version by
+    its bare digits ("v1.5", "1.5" and "v15" all give "15"), since people and model pages write a version all three
+    ways; every negation as "no"; a clause break (",", ";", "but") as ","."""
+    words = []
+    for word in re.findall(r"v?\d+(?:\.\d+)*|[^\W\d]+|[,;]", text.lower()):
+        if word[-1].isdigit():
+            words.append(word.lstrip("v").replace(".", ""))
+        elif word in (";", "but"):
+            words.append(",")
+        else:
+            words.append("no" if word in _NEGATORS else word)
+    return words
+
+
+def _said(words: list[str]) -> tuple[set[str], set[str]]:
+    """The words an answer or label affirms, and those it negates (after a negation, to the end of its clause)."""
+    affirmed, negated, negating = set(), set(), False
+    for word in words:
+        if word == ",":
+            negating = False
+        elif word == "no":
+            negating = True
+        elif word not in _FILLER:
+            (negated if negating else affirmed).add(word)
+    return affirmed, negated
+
+
+def pick_by_words(text: str, options: list[Option]) -> list[str] | None:
+    """The option an answer names by the words that set its label apart from the others ("the 1.5 one" for
+    ``v1.5 - 1.0`` among ``v2.1 - 1.1`` / ``v2.1 - 1.0``), or None when no single option stands out.
+
+    Negation counts both ways: "the actual v1, not the training data" names ``v1`` over ``Training Data``, and of
+    "kodama_GS no card frame" and "kodama_GS card frame", "without the frame" names the first and "with the card
+    frame" the second.
+    """
+    affirmed, negated = _said(_words(text))
+    labels = [_said(_words(option.label)) for option in options]
+    if len(labels) < 2 or not affirmed | negated:
+        return None
+    shared = set.intersection(*(plain | without for plain, without in labels))
+    scores = []
+    for plain, without in labels:
+        own = plain - shared
+        score = len(own & affirmed) - len(own & negated)
+        # a label that negates something ("no card frame") matches an answer that negates it too, and loses to its
+        # plain twin when the answer names it without negating it
+        score += len(without & negated) - len(without & affirmed - negated)
+        scores.append(score)
+    best = max(scores)
+    return options[scores.index(best)].checkpoint_ids if scores.count(best) == 1 else None
