@@ -260,6 +260,17 @@ def test_follow_up_answers(checkin, answer, expected):
     assert (answered.status, answered.checkpoint_id) == ("selected", expected)
 
 
+def test_a_negated_option_is_not_taken_for_the_fuzzy_match_it_contains():
+    """The agent weighs distinguishing words before a fuzzy match: "gushu, not the gushuman one" contains
+    "gushuman" whole, which a fuzzy score would pick."""
+    from personalq.checkin.agent import CheckIn
+    from personalq.checkin.clarify import Option
+
+    options = [Option(label=label, checkpoint_ids=[label]) for label in ("taiji", "gushuman", "gushu")]
+    assert CheckIn._match_option("gushu, not the gushuman one", options) == ["gushu"]
+    assert CheckIn._match_option("gushumann", options) == ["gushuman"]  # a typo still finds its option
+
+
 def test_follow_up_by_description_word_and_by_creator(checkin):
     first = ask(checkin, "an ink style lora, a mountain temple")
     assert first.status == "clarify"
@@ -282,6 +293,9 @@ def test_follow_up_by_description_word_and_by_creator(checkin):
         ("the goth armor", ["Fantasy Armors v1", "Fantasy Armors v2"], None),  # a word no option has
         ("the actual v1, not the training data", ["v1", "Training Data"], 0),  # what the answer negates loses
         ("not the jade one", ["v2.0 jade statue", "v1.0 wood statue"], 1),
+        ("version one point five", ["v2.0", "v1.5", "v1.0"], 1),  # spelled out, and v2.0 is "2", not "20"
+        ("version two", ["v3.0", "v2.0", "v10"], 1),
+        ("gushu, not the gushuman one", ["taiji", "gushuman", "gushu"], 2),
     ],
 )
 def test_an_answer_picks_the_option_its_distinguishing_words_name(answer, labels, expected):

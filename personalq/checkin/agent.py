@@ -172,10 +172,14 @@ class CheckIn:
         for option in options:
             if option.label.lower() == text.lower().strip():
                 return option.checkpoint_ids
+        # the words that tell the options apart before a fuzzy match, which scores "gushu, not the gushuman one"
+        # highest for "gushuman"; the fuzzy match then forgives typos
+        if (named := pick_by_words(text, options)) is not None:
+            return named
         best = process.extractOne(text, labels, scorer=fuzz.WRatio, score_cutoff=86)
         if best is not None and len(text) >= 3:
             return options[best[2]].checkpoint_ids
-        return pick_by_words(text, options)
+        return None
 
     def _prompt(self, query: str, now: dt.datetime, card: StoredCheckpoint | None) -> str:
         """What the first message asks to draw: without its selection phrases and the words that named

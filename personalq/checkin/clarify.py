@@ -106,14 +106,29 @@ _NEGATORS = {"no", "non", "not", "without"}
 _FILLER = {"a", "an", "the", "one", "with", "version", "please", "i", "want", "of", "that", "this", "use", "me"}
 
 
+_NUMBERS = {
+    name: str(value)
+    for value, name in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())
+}
+_NUMBER = "|".join(_NUMBERS)
+_SPELLED_VERSION = re.compile(rf"\b(?:version|v)\s+({_NUMBER})(?:\s+point\s+({_NUMBER}))?\b")
+
+
+def _spelled_out(match: re.Match) -> str:
+    whole, fraction = match.group(1), match.group(2)
+    return f"v{_NUMBERS[whole]}" + (f".{_NUMBERS[fraction]}" if fraction else "")
+
+
 def _words(text: str) -> list[str]:
-    """Lower-case words of an answer or a label, letters and digits apart ("v1.0black": "10", "black"); a version by
-    its bare digits ("v1.5", "1.5" and "v15" all give "15"), since people and model pages write a version all three
-    ways; every negation as "no"; a clause break (",", ";", "but") as ","."""
+    """Lower-case words of an answer or a label, letters and digits apart ("v1.0black": "1", "black"). A version is
+    kept by its digits without trailing zeros or dots ("v1.5", "1.5" and "v15" all give "15", "v2.0" and "version two"
+    give "2"), since people and model pages write a version every way; every negation is "no", a clause break (",",
+    ";", "but") is ","."""
     words = []
-    for word in re.findall(r"v?\d+(?:\.\d+)*|[^\W\d]+|[,;]", text.lower()):
+    text = _SPELLED_VERSION.sub(_spelled_out, text.lower())
+    for word in re.findall(r"v?\d+(?:\.\d+)*|[^\W\d]+|[,;]", text):
         if word[-1].isdigit():
-            words.append(word.lstrip("v").replace(".", ""))
+            words.append(re.sub(r"(\.0+)+$", "", word.lstrip("v")).replace(".", ""))
         elif word in (";", "but"):
             words.append(",")
         else:
