@@ -296,6 +296,9 @@ def test_follow_up_by_description_word_and_by_creator(checkin):
         ("version one point five", ["v2.0", "v1.5", "v1.0"], 1),  # spelled out, and v2.0 is "2", not "20"
         ("version two", ["v3.0", "v2.0", "v10"], 1),
         ("gushu, not the gushuman one", ["taiji", "gushuman", "gushu"], 2),
+        ("no. the fixed one", ["Epoch 8 fixed", "Epoch 4"], 0),  # a negation ends with its clause
+        ("no \u2014 epoch 4", ["Epoch 8 fixed", "Epoch 4"], 1),
+        ("I don't want the jade one", ["v2.0 jade statue", "v1.0 wood statue"], 1),
     ],
 )
 def test_an_answer_picks_the_option_its_distinguishing_words_name(answer, labels, expected):

@@ -122,14 +122,15 @@ def _spelled_out(match: re.Match) -> str:
 def _words(text: str) -> list[str]:
     """Lower-case words of an answer or a label, letters and digits apart ("v1.0black": "1", "black"). A version is
     kept by its digits without trailing zeros or dots ("v1.5", "1.5" and "v15" all give "15", "v2.0" and "version two"
-    give "2"), since people and model pages write a version every way; every negation is "no", a clause break (",",
-    ";", "but") is ","."""
+    give "2"), since people and model pages write a version every way; every negation is "no" ("not", "without",
+    "don't"), every clause break is "," (punctuation, a spaced dash, "but": "no. the fixed one" negates nothing)."""
     words = []
     text = _SPELLED_VERSION.sub(_spelled_out, text.lower())
-    for word in re.findall(r"v?\d+(?:\.\d+)*|[^\W\d]+|[,;]", text):
+    text = re.sub(r"n't\b", " not", text)  # "don't", "isn't": a negation
+    for word in re.findall(r"v?\d+(?:\.\d+)*|[^\W\d]+|[,;.!?:()\u2013\u2014]|\s-\s", text):
         if word[-1].isdigit():
             words.append(re.sub(r"(\.0+)+$", "", word.lstrip("v")).replace(".", ""))
-        elif word in (";", "but"):
+        elif not word[0].isalpha() or word == "but":
             words.append(",")
         else:
             words.append("no" if word in _NEGATORS else word)

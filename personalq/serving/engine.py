@@ -340,7 +340,9 @@ class Engine:
                 )
                 generators = [torch.Generator(self.device).manual_seed(p.seed) for p in params]
                 single = len(prompts) == 1
-                with weights_read_repeatedly(), adapters_applied(pipe, checkpoint, self.adapter(checkpoint)):
+                with contextlib.ExitStack() as adapter:
+                    with weights_read_repeatedly():  # only while the adapter attaches
+                        adapter.enter_context(adapters_applied(pipe, checkpoint, self.adapter(checkpoint)))
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(

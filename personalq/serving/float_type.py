@@ -9,7 +9,9 @@ type). So the demo keeps float32, and with it the images its evaluation was run 
 faster type.
 
 The type covers the whole pipeline (text encoders, UNet, VAE). Quantized variants follow it: their float parts are
-cast to it (:func:`personalq.taq.quantize.match_float_dtype`) and their integer kernels round their input in it.
+cast to it (:func:`personalq.taq.quantize.match_float_dtype`) and their integer kernels round their input in it. A
+stored variant serves every type: it was calibrated in whichever type made it, whose activation ranges differ from
+another type's by rounding only.
 """
 
 from __future__ import annotations
