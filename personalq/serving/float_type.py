@@ -3,10 +3,9 @@
 On CUDA: bfloat16 where the GPU supports it, else float16 (``PERSONALQ_GPU_DTYPE``). On the CPU: bfloat16 where
 the processor has bfloat16 units and the base's UNet is wide enough to gain from them, else float32
 (``PERSONALQ_CPU_DTYPE``). Emulated bfloat16 is slower than float32, and bfloat16 units pay only on large
-products: on a 2-core EPYC with AVX512-BF16 an SD 1.5 UNet step (1280 channels at its widest) took 0.57x float32's
-time and a whole image 0.47x, the demo zoo's step (128 channels) 0.93-1.06x (``benchmarks/README.md``, CPU float
-type). So the demo keeps float32, and with it the images its evaluation was run on, while a real base gets the
-faster type.
+products: they halve an SD 1.5 image (1280 channels at its widest) and leave the demo zoo's UNet (128 channels) as
+fast as in float32 while moving its images (``benchmarks/README.md``, CPU float type). So the demo keeps float32,
+and with it the images its evaluation was run on, while a real base gets the faster type.
 
 The type covers the whole pipeline (text encoders, UNet, VAE). Quantized variants follow it: their float parts are
 cast to it (:func:`personalq.taq.quantize.match_float_dtype`) and their integer kernels round their input in it. A

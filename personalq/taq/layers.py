@@ -110,8 +110,8 @@ _last_weight = threading.local()  # inside weights_read_repeatedly: (layer, floa
 def weights_read_repeatedly() -> Iterator[None]:
     """Within this block a quantized layer's float :attr:`~_Quantized.weight` is rebuilt once and kept until another
     layer's is asked for. peft reads a layer's ``weight`` about a dozen times while it attaches a LoRA to it (for its
-    device and type), each read a whole dequantization: 4.7 s per request on an SD 1.5 W8A8 variant. Keeping only the
-    last layer's bounds what is held to one layer's float weight."""
+    device and type), and each read is a whole dequantization. Keeping only the last layer's bounds what is held to
+    one layer's float weight."""
     _last_weight.held, _last_weight.active = None, True
     try:
         yield
