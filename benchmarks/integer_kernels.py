@@ -207,6 +207,18 @@ def sd15_rows(work: Path, repeats: int, images: int) -> list[str]:
     return rows
 
 
+def demo_step_inputs(engine: Engine, checkpoint):
+    """What one demo-zoo UNet step takes (64x64 image, 16x16 latent, CFG batch 2): the pipeline, the prompt, its text
+    embeddings with the empty negative, the float UNet and seeded latents."""
+    base = engine.base_location(checkpoint)
+    pipe = engine.pipeline(base)
+    prompt = f"a photo of {checkpoint.canonical_trigger} on a beach"
+    embeds, negative = pipe.encode_prompt(prompt, "cpu", 1, True, "")
+    unet = engine.float_unet(base)
+    latents = torch.randn(2, unet.config.in_channels, 16, 16, generator=torch.Generator().manual_seed(0))
+    return pipe, prompt, torch.cat([negative, embeds]), unet, latents
+
+
 @torch.no_grad()
 def demo_step_rows(repeats: int) -> list[str]:
     """One demo-zoo UNet step (64x64 image, 16x16 latent, CFG batch 2) per precision and path, side by side."""
@@ -218,13 +230,7 @@ def demo_step_rows(repeats: int) -> list[str]:
             "integer": Engine(settings),
         }
         engine = engines["integer"]
-        base = engine.base_location(checkpoint)
-        pipe = engine.pipeline(base)
-        prompt = f"a photo of {checkpoint.canonical_trigger} on a beach"
-        embeds, negative = pipe.encode_prompt(prompt, "cpu", 1, True, "")
-        text = torch.cat([negative, embeds])
-        unet = engine.float_unet(base)
-        latents = torch.randn(2, unet.config.in_channels, 16, 16, generator=torch.Generator().manual_seed(0))
+        pipe, prompt, text, unet, latents = demo_step_inputs(engine, checkpoint)
         bf16 = copy.deepcopy(unet).to(torch.bfloat16)
         steps = {
             "FP32": median_time(lambda: unet(latents, 500, encoder_hidden_states=text), repeats),
@@ -280,13 +286,7 @@ def demo_bound_rows(rounds: int, compiled: bool) -> list[str]:
         settings = load_settings(home=Path(home), assets_dir=DEFAULT_ASSETS, memory_budget_mb=4096)
         checkpoint = start(settings).repository.get("teddybear-v2")
         engine = Engine(settings)
-        base = engine.base_location(checkpoint)
-        pipe = engine.pipeline(base)
-        prompt = f"a photo of {checkpoint.canonical_trigger} on a beach"
-        embeds, negative = pipe.encode_prompt(prompt, "cpu", 1, True, "")
-        text = torch.cat([negative, embeds])
-        unet = engine.float_unet(base)
-        latents = torch.randn(2, unet.config.in_channels, 16, 16, generator=torch.Generator().manual_seed(0))
+        pipe, prompt, text, unet, latents = demo_step_inputs(engine, checkpoint)
         config = precision_config("W8A8")
         variant = engine.quantized_unet(checkpoint, config)
         mask = token_mask(pipe.tokenizer, ["", prompt], checkpoint.triggers, config.mode)
