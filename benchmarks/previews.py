@@ -23,7 +23,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    settings = load_settings(home=tempfile.mkdtemp(prefix="pq-previews-"))
+    # a preview at every step (the chat's default draws at most one per PERSONALQ_PREVIEW_INTERVAL_S)
+    settings = load_settings(home=tempfile.mkdtemp(prefix="pq-previews-"), preview_interval_s=0)
     repository = start(settings).repository
     engine, card = Engine(settings), repository.get("sneaks-v1")
     prompt, params = "a <sneaks-v1> on a beach", GenerationParams(steps=20)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from personalq import compute
 from personalq.config import load_settings
 from personalq.repository.service import Repository
 from personalq.serving.engine import Engine
@@ -236,4 +237,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    compute.run(main)  # timed on the engine's compute thread: a second computing thread would slow both

@@ -65,6 +65,12 @@ class Settings(BaseSettings):
         "per call)",
     )
     default_precision: Precision = Field(default="FP32", description="the chat's precision when it opens")
+    preview_interval_s: float = Field(
+        default=0.25,
+        ge=0,
+        description="the chat shows the first denoising step's preview, then one whenever this many seconds have "
+        "passed since the last (0: every step)",
+    )
     warmup_checkpoints: int = Field(
         default=2,
         ge=0,

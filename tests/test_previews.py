@@ -31,3 +31,27 @@ def test_small_images_are_enlarged_for_the_eye_and_large_ones_left_alone():
     assert readable(Image.new("RGB", (64, 32))).size == (PREVIEW_SIDE, PREVIEW_SIDE // 2)
     large = Image.new("RGB", (512, 512))
     assert readable(large) is large
+
+
+def test_previews_come_on_the_first_step_and_then_once_per_interval(monkeypatch):
+    from types import SimpleNamespace
+
+    from personalq.serving import generation
+
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(generation, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+
+    def pipeline(callback) -> str:
+        for step in range(6):
+            clock.now += 0.02  # a step every 20 ms
+            callback(None, step, 0, {"latents": step})
+        return "final"
+
+    def drawn(latents) -> str:
+        return f"preview {latents}"
+
+    every = list(generation.stream(pipeline, 6, preview=drawn))
+    assert [f.image for f in every] == [f"preview {i}" for i in range(6)] + ["final"]
+    sparse = list(generation.stream(pipeline, 6, preview=drawn, preview_interval_s=0.05))
+    assert [f.step for f in sparse] == [1, 2, 3, 4, 5, 6, 6]
+    assert [f.image for f in sparse] == ["preview 0", None, None, "preview 3", None, None, "final"]

@@ -119,6 +119,28 @@ def test_closing_the_stream_cancels_the_generation(served):
     assert frames[-1].final  # the engine is free again
 
 
+def test_generation_computes_on_the_compute_thread_whichever_thread_asks(served):
+    settings, repository = served
+    engine = Engine(settings)
+    card = repository.get("teddybear-v3")
+    unet = engine.float_unet(engine.base_location(card), card)
+    seen = set()
+    hook = unet.register_forward_pre_hook(lambda module, args: seen.add(threading.current_thread().name))
+
+    def ask() -> None:
+        frames = list(engine.generate(card, "a photo of a <teddybear-v3> bear", params=GenerationParams(steps=2)))
+        assert frames[-1].final
+
+    try:
+        ask()
+        caller = threading.Thread(target=ask)
+        caller.start()
+        caller.join()
+    finally:
+        hook.remove()
+    assert seen == {"personalq-compute"}
+
+
 def test_a_single_file_checkpoint_loads_through_diffusers_single_file_loading(served, tmp_path):
     import torch
     from diffusers import UNet2DConditionModel
@@ -278,7 +300,7 @@ def test_a_batch_draws_each_prompt_as_its_own_request_would(served):
     params = [GenerationParams(steps=4, seed=1), GenerationParams(steps=4, seed=2, negative_prompt="blurry")]
     steps = list(engine.generate_many(card, prompts, "FP32", True, params))
     assert len(steps) == 5 and all(len(frames) == 2 for frames in steps)
-    assert all(frame.image is not None for frames in steps for frame in frames)
+    assert all(frame.image is not None for frame in steps[0] + steps[-1])  # the first step's previews, the images
     batched = [np.asarray(frame.image, dtype=np.float64) for frame in steps[-1]]
     single = [
         np.asarray(list(engine.generate(card, p, params=q))[-1].image, dtype=np.float64)

@@ -130,6 +130,8 @@ def cold_request(settings: Settings, runtime, report: ServeReport) -> None:
         chat = _callbacks(conversation, engine, folder, settings.previews_dir, WriteAccess(None, False, False))
         started, preparing = time.perf_counter(), None
         for history, *_ in chat.respond(request, [], ChatState(), "W8A8", True, 4096, 0, 20, 5.0, "64 x 64"):
+            if not isinstance(history, list):  # a preview: the chat itself is left as it was (gr.skip)
+                continue
             said = [m["content"] for m in history if isinstance(m["content"], str)]
             if preparing is None and any(text.startswith("Preparing W8A8") for text in said):
                 preparing = time.perf_counter() - started

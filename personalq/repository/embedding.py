@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from personalq.compute import on_compute_thread
 from personalq.hardware import native_bf16
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -39,6 +40,7 @@ def _model():
     return model
 
 
+@on_compute_thread
 def embed(texts: list[str], batch_size: int = 256) -> np.ndarray:
     """Unit-length 384-d embeddings, one row per text; identical texts are embedded once."""
     if not texts:
@@ -52,6 +54,7 @@ def embed(texts: list[str], batch_size: int = 256) -> np.ndarray:
     return vectors[[row[t] for t in texts]]
 
 
+@on_compute_thread
 def embed_query(text: str) -> np.ndarray:
     """One text's embedding, the same as ``embed([text])[0]``, at a third less latency.
 

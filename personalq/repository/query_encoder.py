@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from personalq.compute import on_compute_thread
 from personalq.repository.embedding import MAX_TOKENS, embed_query, model_path
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ def _graph_name() -> str:
     return f"all-MiniLM-L6-v2-query-{digest.hexdigest()[:16]}.onnx"
 
 
+@on_compute_thread
 def export_graph(target: Path) -> None:
     """Trace the fp32 model with pooling and normalization into ``target`` (written atomically)."""
     import torch

@@ -24,6 +24,7 @@ from typing import Iterator
 import torch
 from diffusers import DiffusionPipeline, UNet2DConditionModel
 
+from personalq.compute import on_compute_thread
 from personalq.config import Settings
 from personalq.repository.card import StoredCheckpoint
 from personalq.serving.adapter_files import LoraWeights
@@ -85,6 +86,9 @@ class MemoryReport:
 
 
 class Engine:
+    """Loads, quantizes and caches a base's models and generates with them. Every method that loads or computes with
+    a model runs on the process's compute thread (:mod:`personalq.compute`), whichever thread calls it."""
+
     def __init__(self, settings: Settings, calibration_captions: int = 64, calibration_steps: int = 10):
         self.settings = settings
         reuse_freed_memory()
@@ -113,6 +117,7 @@ class Engine:
         dtype = self.float_dtype(base or served_base(self.settings).location)
         return "" if dtype == torch.float32 else f"float layers in {type_name(dtype)}"
 
+    @on_compute_thread
     def pipeline(self, base: str) -> DiffusionPipeline:
         if base not in self._pipelines:
             dtype = self.float_dtype(base)
@@ -151,6 +156,7 @@ class Engine:
 
     # -- the UNet a request runs on -------------------------------------------------------------------------------
 
+    @on_compute_thread
     def float_unet(self, base: str, checkpoint: StoredCheckpoint | None = None):
         """The float UNet of the base, or of a DreamBooth checkpoint; reloaded from disk when it was evicted."""
         if checkpoint is not None and replaces_unet(checkpoint):
@@ -172,6 +178,7 @@ class Engine:
             self.device
         )
 
+    @on_compute_thread
     def quantized_unet(self, checkpoint: StoredCheckpoint, config: TAQConfig) -> QuantizedUNet:
         key = ("unet", variant_name(checkpoint, config))
         cached = self.cache.get(key)
@@ -201,6 +208,7 @@ class Engine:
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
+    @on_compute_thread
     def prepare(
         self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True, float_kv: bool = False
     ) -> None:
@@ -233,12 +241,14 @@ class Engine:
             f"the LoRA adapter {checkpoint.id}",
         )
 
+    @on_compute_thread
     def latent_rgb(self, base: str) -> LatentRGB:
         """The base VAE's latent-to-RGB preview factors, fitted on first use (a few small encodes)."""
         if base not in self._latent_rgb:
             self._latent_rgb[base] = fit_latent_rgb(self.pipeline(base).vae)
         return self._latent_rgb[base]
 
+    @on_compute_thread
     def native_size(self, checkpoint: StoredCheckpoint) -> int:
         """The image side the checkpoint's base was trained at (64 for the demo, 512 for SD 1.5, 1024 for SDXL)."""
         with self._lock:
@@ -255,6 +265,7 @@ class Engine:
             return True
         return variant_path(checkpoint, config, self.settings.home / "taq").exists()
 
+    @on_compute_thread
     def unet_bytes_at(
         self, precision: str, base: str | None = None, trigger_aware: bool = True, float_kv: bool = False
     ) -> int:
@@ -293,7 +304,8 @@ class Engine:
         previews: bool = True,
     ) -> Iterator[Frame]:
         """Stream previews (``previews=False``: progress only) and the final image of ``prompt`` with ``checkpoint``
-        at ``precision``.
+        at ``precision``: a frame per step, with a preview on the first and then at most one per
+        ``Settings.preview_interval_s``.
 
         The base is checked first: a checkpoint whose base is not configured, or whose weights do not fit it, raises
         ``BaseMismatch`` before anything loads.
@@ -369,7 +381,8 @@ class Engine:
             factors = self.latent_rgb(base)
             return [preview_image(latents, factors, index=i) for i in range(len(prompts))]
 
-        for frame in stream(run, shared.steps, cancel, preview if previews else None):
+        drawn = preview if previews else None
+        for frame in stream(run, shared.steps, cancel, drawn, self.settings.preview_interval_s):
             images = frame.image if frame.image is not None else [None] * len(prompts)
             yield [Frame(image, frame.step, frame.total, frame.seconds, frame.final) for image in images]
 

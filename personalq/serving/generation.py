@@ -1,8 +1,9 @@
 """Generation as a stream: a preview after every denoising step, then the final image; cancellable.
 
-diffusers pipelines report progress through a step callback, so the pipeline runs in a worker thread and
-the callback hands each preview to the consumer through a queue. Closing the stream (a person pressed
-stop, or left) sets the cancel flag, and the worker aborts at the next step.
+diffusers pipelines report progress through a step callback, so the pipeline runs on the process's
+compute thread (:mod:`personalq.compute`) and the callback hands each preview to the consumer through a queue.
+Closing the stream (a person pressed stop, or left) sets the cancel flag, and the worker aborts at the next step
+(or never starts, if it was still queued).
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from concurrent.futures import wait
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch
 from PIL import Image
 from pydantic import BaseModel, Field
+
+from personalq import compute
 
 
 class GenerationParams(BaseModel):
@@ -47,23 +51,35 @@ Previewer = Callable[[torch.Tensor], Image.Image]  # a step's latents -> the pre
 
 
 def stream(
-    run: Runner, total_steps: int, cancel: threading.Event | None = None, preview: Previewer | None = None
+    run: Runner,
+    total_steps: int,
+    cancel: threading.Event | None = None,
+    preview: Previewer | None = None,
+    preview_interval_s: float = 0.0,
 ) -> Iterator[Frame]:
-    """Run ``run(callback)`` in a worker thread; yield a :class:`Frame` per step and the final one.
+    """Run ``run(callback)`` on the compute thread; yield a :class:`Frame` per step and the final one. Called on the
+    compute thread itself, it runs ``run`` in place and yields the frames once it is done.
 
-    ``preview`` draws each step's latents (:mod:`personalq.serving.previews`); without it the step frames carry
-    no image, only the progress.
+    ``preview`` draws a step's latents (:mod:`personalq.serving.previews`): the first step's, then a step's once
+    ``preview_interval_s`` has passed since the last preview. The other step frames carry no image, only the progress:
+    a fast model finishes a step every few milliseconds, faster than anyone watches, and every preview sent costs the
+    app an encoded image.
     """
     cancel = cancel or threading.Event()
     frames: queue.Queue = queue.Queue()
     started = time.perf_counter()
     done = object()
+    last_preview = -float("inf")
 
     def on_step_end(pipeline, step: int, timestep, tensors: dict) -> dict:
+        nonlocal last_preview
         if cancel.is_set():
             raise Cancelled()
-        image = preview(tensors["latents"]) if preview is not None else None
-        frames.put(Frame(image, step + 1, total_steps, time.perf_counter() - started))
+        now = time.perf_counter()
+        image = None
+        if preview is not None and now - last_preview >= preview_interval_s:
+            image, last_preview = preview(tensors["latents"]), now
+        frames.put(Frame(image, step + 1, total_steps, now - started))
         return tensors
 
     def work() -> None:
@@ -77,8 +93,11 @@ def stream(
         finally:
             frames.put(done)
 
-    worker = threading.Thread(target=work, name="generation", daemon=True)
-    worker.start()
+    if compute.on_it():  # a job that generates (a benchmark, say): the pipeline runs in place, frames come after
+        work()
+        job = None
+    else:
+        job = compute.submit(work)
     try:
         while (item := frames.get()) is not done:
             if isinstance(item, BaseException):
@@ -86,4 +105,5 @@ def stream(
             yield item
     finally:
         cancel.set()
-        worker.join()
+        if job is not None and not job.cancel():  # it had started: wait for it to leave at its next step
+            wait([job])

@@ -41,6 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from personalq.compute import on_compute_thread
 from personalq.hardware import int8_units
 from personalq.taq.packing import pack
 from personalq.taq.quantizers import AffineGrid, QuantSpec
@@ -75,6 +76,7 @@ class KernelSupport:
 
 
 @functools.lru_cache(maxsize=4)
+@on_compute_thread
 def integer_support(device_type: str = "cpu") -> KernelSupport:
     """Integer kernels where the processor (or GPU) has int8 dot-product units and the kernels pass an exactness
     check here.

@@ -159,8 +159,11 @@ def _callbacks(
                         }
                     )
                 progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
-                shown = readable(frame.image) if frame.final else frame.image
-                yield history, state, shown, _stats(turn, time.perf_counter() - started, engine, progress), ""
+                stats = _stats(turn, time.perf_counter() - started, engine, progress)
+                if frame.final:
+                    yield history, state, readable(frame.image), stats, ""
+                elif frame.image is not None:  # the chat is unchanged while it denoises: only the preview and readout
+                    yield gr.skip(), gr.skip(), frame.image, stats, gr.skip()
         except (BudgetError, CheckpointLoadError) as error:
             history.append(_assistant(f"Could not generate: {error}"))
             yield history, state, gr.skip(), _stats(turn, None, engine), ""
