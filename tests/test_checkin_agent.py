@@ -169,3 +169,42 @@ def test_cli_contract(checkin, settings):
     assert (second["status"], second["checkpoint_id"]) == ("selected", "husky-v1")
     missing = runner.invoke(app, ["checkin", "--session", "nope", "--answer", "x", "--home", home])
     assert missing.exit_code == 1 and "no Check-in session" in missing.output
+
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        ("the embedding", ["oak-v1"]),
+        ("the lora, not the TI", ["oak-v2", "oak-v3"]),  # the kind negated in its clause is ruled out
+        ("not the embedding, the newest", ["oak-v3"]),
+        ("I don't want the lora", ["oak-v1"]),
+    ],
+)
+def test_an_answer_that_names_the_kind_of_checkpoint_picks_among_the_options(settings, tmp_path, answer, expected):
+    for cid, kind, version, created in (
+        ("oak-v1", "textual_inversion", "v1", "2025-02-01"),
+        ("oak-v2", "lora", "v2", "2025-03-01"),
+        ("oak-v3", "lora", "v3", "2025-04-01"),
+    ):
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=f"Oakley {version}",
+            family="oakley",
+            version=version,
+            kind=kind,
+            subjects=["tree"],
+            created_at=created,
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    checkin = CheckIn(repository)
+    first = checkin.ask("the oakley tree model", NOW)
+    assert first.status == "clarify" and len(first.options) == 3
+    answered = checkin.answer(first.session, answer)
+    if len(expected) == 1:
+        assert (answered.status, answered.checkpoint_id) == ("selected", expected[0])
+    else:
+        assert (
+            answered.status == "clarify" and sorted(i for o in answered.options for i in o.checkpoint_ids) == expected
+        )

@@ -135,3 +135,22 @@ def test_prompt_keeps_the_image_and_drops_the_selection():
     text = "frostnymph_xl on a snowy hill"  # "xl" names the card, but inside its trigger it stays
     assert prompt_text(parse(text), [(11, 13)]) == "a frostnymph_xl on a snowy hill"
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"
+
+
+def test_early_mid_and_late_narrow_a_month_to_a_third():
+    late = parse("KomoriKei artist style, the one from late june 2025").created
+    assert _labels(late) == ["late June 2025"] and (late[0].start, late[0].end) == (
+        dt.datetime(2025, 6, 21),
+        dt.datetime(2025, 7, 1),
+    )
+    early = parse("my dog lora from early-March").created
+    assert early and all((w.start.day, w.end.day) == (1, 11) and w.start.month == 3 for w in early)
+    mid = parse("the mid april cat").created
+    assert mid and all((w.start.day, w.end.day) == (11, 21) for w in mid)
+    assert "late" not in parse("the one from late june").subjects  # the word is read as part of the date
+
+
+def test_a_year_still_to_come_is_part_of_a_name():
+    assert parse("blade runner 2049 style, a lone figure in orange fog").created == []
+    assert parse("cyberpunk 2077 lora, a street at night").created == []
+    assert _labels(parse("the 2025 dog").created) == ["2025"]

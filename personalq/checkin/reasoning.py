@@ -170,14 +170,26 @@ def _leaders(
     return [r for r in leading if r.card.id in kept]
 
 
+_NEGATED = re.compile(r"(?i)(?:\b(?:not|no|without|never)\b|n't\b)[^,;.!?]*$")  # a negation earlier in the clause
+
+
+def _kinds_named(text: str) -> tuple[set[str], set[str]]:
+    """The kinds of checkpoint ``text`` asks for and those it rules out: "the embedding" asks for a textual
+    inversion, "the lora, not the TI" for a LoRA and not a textual inversion."""
+    wanted, refused = set(), set()
+    for kind, words in (("textual_inversion", _TI_WORDS), ("lora", _LORA_WORDS)):
+        for match in words.finditer(text):
+            (refused if _NEGATED.search(text[: match.start()]) else wanted).add(kind)
+    return wanted - refused, refused
+
+
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
-    """ "the embedding" / "the lora": only when the leaders are of both kinds."""
-    wants = (
-        "textual_inversion" if _TI_WORDS.search(intent.text) else "lora" if _LORA_WORDS.search(intent.text) else None
-    )
-    if wants is None:
+    """ "the embedding" / "the lora, not the TI": the leaders of the kind asked for (or not of a kind ruled out), when
+    some are."""
+    wanted, refused = _kinds_named(intent.text)
+    if not wanted and not refused:
         return pool
-    kept = [r for r in pool if r.card.kind == wants]
+    kept = [r for r in pool if (r.card.kind in wanted if wanted else r.card.kind not in refused)]
     return kept or pool
 
 
@@ -307,7 +319,8 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
     candidates = ranking.candidates
     scored = [r for r in candidates if r.total > 0]
     steps = constraints(intent)
-    if not scored and not steps and not (intent.order or intent.version_order or intent.used_order):
+    ordered = intent.order or intent.version_order or intent.used_order
+    if not scored and not steps and not ordered and not any(_kinds_named(intent.text)):
         return Decision("no_match", [r.card for r in candidates], "The answer fits none of the options.")
     if scored:
         best = max(r.total for r in scored)

@@ -26,7 +26,9 @@ _YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
 # "may" and "march" are also verbs: only read them as months next to a year or a date-ish word
 _AMBIGUOUS_MONTHS = {"may", "march", "mar"}
 _DATEISH_BEFORE = re.compile(
-    r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+)$", re.I
+    r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+|"
+    r"\b(?:early|late|mid)-)$",
+    re.I,
 )
 _DATEISH_AFTER = re.compile(
     r"^\s*(?:\d|'|model|checkpoint|lora|version|build|one|ones|dog|cat|\w+\s+(?:model|one|checkpoint|lora))", re.I
@@ -183,8 +185,20 @@ def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
                 found.add([_day_window(parsed.date())], m.span())
 
 
+_PART_OF_MONTH = re.compile(r"\b(?P<part>early|mid|late)(?:\s+|-)(?:in\s+)?$")
+PARTS_OF_MONTH = {"early": (1, 11), "mid": (11, 21), "late": (21, None)}  # days: first, and the one after the last
+
+
+def _part_of(window: Window, part: str) -> Window:
+    """ "late June 2023": the month's last third (from the 21st), "early" its first ten days, "mid" the ten between."""
+    first, after = PARTS_OF_MONTH[part]
+    start = window.start.replace(day=first)
+    end = window.end if after is None else window.start.replace(day=after)
+    return Window(start, end, f"{part} {window.label}")
+
+
 def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """ "April" (any April so far), "April 2025", "Apr '25"."""
+    """ "April" (any April so far), "April 2025", "Apr '25", "late June" (its last third)."""
     for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
         if not _month_ok(lowered, m):
             continue
@@ -192,7 +206,12 @@ def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
         windows = [
             _month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now
         ]
-        found.add(windows, m.span())
+        part = _PART_OF_MONTH.search(lowered[: m.start()])
+        if part is None:
+            found.add(windows, m.span())
+        else:
+            windows = [w for w in (_part_of(w, part["part"]) for w in windows) if w.start <= now]
+            found.add(windows, (part.start(), m.end()))
 
 
 def _describes_scene(text: str, match: re.Match) -> bool:
@@ -269,10 +288,11 @@ def _recent_spans(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _bare_years(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """ "2021", "from 2021", "2021's": the whole year."""
+    """ "2021", "from 2021", "2021's": the whole year. A year still to come is part of a name ("blade runner 2049",
+    "cyberpunk 2077"): nothing was made then."""
     for m in re.finditer(rf"\b(?:(?:in|from|during|of|since)\s+)?{_YEAR}(?:'s)?(?=\W|$)", lowered):
         year = _year_of(m)
-        if year:
+        if year and year <= now.year:
             found.add([Window(dt.datetime(year, 1, 1), dt.datetime(year + 1, 1, 1), str(year))], m.span())
 
 
