@@ -171,6 +171,14 @@ def test_cli_contract(checkin, settings):
     assert missing.exit_code == 1 and "no Check-in session" in missing.output
 
 
+def _checkin_over(settings, folder, cards: list[dict]) -> CheckIn:
+    for card in cards:
+        write_card(folder, **card)
+    repository = Repository(settings)
+    assert repository.import_paths([folder]).ok
+    return CheckIn(repository)
+
+
 @pytest.mark.parametrize(
     "answer, expected",
     [
@@ -181,14 +189,9 @@ def test_cli_contract(checkin, settings):
     ],
 )
 def test_an_answer_that_names_the_kind_of_checkpoint_picks_among_the_options(settings, tmp_path, answer, expected):
-    for cid, kind, version, created in (
-        ("oak-v1", "textual_inversion", "v1", "2025-02-01"),
-        ("oak-v2", "lora", "v2", "2025-03-01"),
-        ("oak-v3", "lora", "v3", "2025-04-01"),
-    ):
-        write_card(
-            tmp_path / "cards",
-            cid,
+    cards = [
+        dict(
+            card_id=f"oak-{version}",
             name=f"Oakley {version}",
             family="oakley",
             version=version,
@@ -196,9 +199,13 @@ def test_an_answer_that_names_the_kind_of_checkpoint_picks_among_the_options(set
             subjects=["tree"],
             created_at=created,
         )
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    checkin = CheckIn(repository)
+        for version, kind, created in (
+            ("v1", "textual_inversion", "2025-02-01"),
+            ("v2", "lora", "2025-03-01"),
+            ("v3", "lora", "2025-04-01"),
+        )
+    ]
+    checkin = _checkin_over(settings, tmp_path / "cards", cards)
     first = checkin.ask("the oakley tree model", NOW)
     assert first.status == "clarify" and len(first.options) == 3
     answered = checkin.answer(first.session, answer)
@@ -208,3 +215,24 @@ def test_an_answer_that_names_the_kind_of_checkpoint_picks_among_the_options(set
         assert (
             answered.status == "clarify" and sorted(i for o in answered.options for i in o.checkpoint_ids) == expected
         )
+
+
+def test_a_word_ruled_out_is_read_where_it_tells_versions_apart(settings, tmp_path):
+    """The model page announces the pynoise release in the description every version shares: "not the pynoise" rules
+    out the version labelled so, not all three; "not v2." ends at the full stop."""
+    cards = [
+        dict(
+            card_id=f"grain-{version}",
+            name=f"Grainoffset {version}",
+            family="grainoffset",
+            version=version,
+            description="UPDATE: v2-pynoise released. Darker images with better contrast.",
+            created_at=created,
+        )
+        for version, created in (("v1", "2025-02-01"), ("v2", "2025-03-01"), ("v2-pynoise", "2025-04-01"))
+    ]
+    checkin = _checkin_over(settings, tmp_path / "cards", cards)
+    picked = checkin.ask("a wine cellar, grainoffset v2 but not the pynoise", NOW)
+    assert (picked.status, picked.checkpoint_id) == ("selected", "grain-v2")
+    first = checkin.ask("grainoffset, the first one not v2. a cellar", NOW)
+    assert (first.status, first.checkpoint_id) == ("selected", "grain-v1")

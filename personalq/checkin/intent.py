@@ -70,7 +70,7 @@ _LAST_USED = re.compile(
 )
 _NEGATION = re.compile(
     r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
-    r"(?P<what>[\w.-]+(?:\s+(?!one\b|model\b|version\b)[\w.-]+)?)(?:\s+(?:one|model|version|ones))?",
+    r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
 )
 _FILLER = re.compile(

@@ -87,11 +87,12 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     return False
 
 
-def _excluded(card: StoredCheckpoint, banned: set[str]) -> bool:
+def _excluded(card: StoredCheckpoint, banned: set[str], file_only: bool = False) -> bool:
     """Does the card have a word the person ruled out? A version word ("not v2") is read in the version label
-    only: a name such as "Fast Negative (+ FastNegativeV2)" does not make every version the v2 one."""
+    only: a name such as "Fast Negative (+ FastNegativeV2)" does not make every version the v2 one. With
+    ``file_only`` other words are read in what names one file (name, version label, trigger) only."""
     fields = card_fields(card)
-    tokens = set().union(*fields.values())
+    tokens = _file_words(card) if file_only else set().union(*fields.values())
     return any(field_tokens(b) & (fields["version"] if _VERSION_WORD.match(b) else tokens) for b in banned)
 
 
@@ -101,19 +102,27 @@ def _file_words(card: StoredCheckpoint) -> set[str]:
     return fields["name"] | fields["version"] | fields["trigger"]
 
 
-def constraints(
-    intent: Intent, oldest: dt.datetime | None = None
-) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
-    """The request's hard constraints as (what nothing satisfied, test) pairs, in the order they apply.
+def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
+    """The request's hard constraints over ``cards`` (the candidates) as (what nothing satisfied, test) pairs, in the
+    order they apply.
 
-    A date window that ends long before ``oldest`` (the oldest candidate) describes the picture, not the
-    checkpoint ("a photo as if taken on a phone in 2007"), unless the request dates the checkpoint ("from 2021").
+    A date window that ends long before the oldest candidate describes the picture, not the checkpoint ("a photo as
+    if taken on a phone in 2007"), unless the request dates the checkpoint ("from 2021"). A word ruled out is read
+    in what names one file (name, version label, trigger) where some candidate has it there: a model page whose
+    description announces its "v2-pynoise" release does not make every version the pynoise one.
     """
     steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]] = []
+    oldest = min((c.created_at for c in cards), default=None)
     created = [w for w in intent.created if intent.dated or oldest is None or w.end > oldest - dt.timedelta(days=365)]
     if intent.excluded:
         banned = set(intent.excluded)
-        steps.append((f"every candidate is {' or '.join(sorted(banned))}", lambda c: not _excluded(c, banned)))
+        file_only = any(_excluded(c, banned, file_only=True) for c in cards)
+        steps.append(
+            (
+                f"every candidate is {' or '.join(sorted(banned))}",
+                lambda c: not _excluded(c, banned, file_only),
+            )
+        )
     if intent.version_parts:
         label = ".".join(str(p) for p in intent.version_parts)
         steps.append((f"none of them has a version {label}", lambda c: version_matches(intent.version_parts, c)))
@@ -238,7 +247,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
         if not ranking.by_time_only
         else set()
     )
-    steps = constraints(intent, min(r.card.created_at for r in candidates))
+    steps = constraints(intent, [r.card for r in candidates])
     candidates = _constrained(candidates, steps, ranking, best)
     if isinstance(candidates, Decision):
         return candidates
@@ -318,7 +327,7 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
     and recency words; no evidence and no constraint is no match (the caller asks again)."""
     candidates = ranking.candidates
     scored = [r for r in candidates if r.total > 0]
-    steps = constraints(intent)
+    steps = constraints(intent, [r.card for r in candidates])
     ordered = intent.order or intent.version_order or intent.used_order
     if not scored and not steps and not ordered and not any(_kinds_named(intent.text)):
         return Decision("no_match", [r.card for r in candidates], "The answer fits none of the options.")
