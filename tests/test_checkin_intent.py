@@ -154,3 +154,11 @@ def test_a_year_still_to_come_is_part_of_a_name():
     assert parse("blade runner 2049 style, a lone figure in orange fog").created == []
     assert parse("cyberpunk 2077 lora, a street at night").created == []
     assert _labels(parse("the 2025 dog").created) == ["2025"]
+
+
+def test_a_month_of_last_year_or_the_last_one_is_one_month():
+    assert _labels(parse("the embedding i got in october last year, a pumpkin patch").created) == ["October 2025"]
+    assert _labels(parse("my dog from march this year").created) == ["March 2026"]
+    assert _labels(parse("the cat lora from last april").created) == ["April 2026"]  # NOW is November 2026
+    assert _labels(parse("the cat lora from last november").created) == ["November 2025"]  # this month's is not over
+    assert _labels(parse("late june last year").created) == ["late June 2025"]

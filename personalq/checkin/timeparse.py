@@ -197,21 +197,30 @@ def _part_of(window: Window, part: str) -> Window:
     return Window(start, end, f"{part} {window.label}")
 
 
+_LAST_BEFORE = re.compile(r"\blast\s+$")
+_WHICH_YEAR_AFTER = re.compile(r"^\s+(?:of\s+)?(?P<which>last|this)\s+year\b")
+
+
 def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
-    """ "April" (any April so far), "April 2025", "Apr '25", "late June" (its last third)."""
+    """ "April" (any April so far), "April 2025", "Apr '25", "October last year", "last April" (the most recent one
+    before this month), "late June" (its last third)."""
     for m in re.finditer(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b", lowered):
         if not _month_ok(lowered, m):
             continue
         month, year = MONTHS[m["month"]], _year_of(m)
+        start, end = m.span()
+        if year is None and (which := _WHICH_YEAR_AFTER.match(lowered[end:])):
+            year, end = now.year - (which["which"] == "last"), end + which.end()
+        elif year is None and (last := _LAST_BEFORE.search(lowered[:start])):
+            year, start = now.year - (month >= now.month), last.start()
         windows = [
             _month_window(y, month) for y in ([year] if year else _years(now)) if dt.datetime(y, month, 1) <= now
         ]
-        part = _PART_OF_MONTH.search(lowered[: m.start()])
-        if part is None:
-            found.add(windows, m.span())
-        else:
+        part = _PART_OF_MONTH.search(lowered[:start])
+        if part is not None:
             windows = [w for w in (_part_of(w, part["part"]) for w in windows) if w.start <= now]
-            found.add(windows, (part.start(), m.end()))
+            start = part.start()
+        found.add(windows, (start, end))
 
 
 def _describes_scene(text: str, match: re.Match) -> bool:
