@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = load_settings(home=Path(tempfile.mkdtemp(prefix="pq-compute-thread-")))
+    settings = load_settings(home=Path(tempfile.mkdtemp(prefix="pq-compute-thread-")), preview_interval_s=0)
     repository = start(settings).repository
     engine, card = Engine(settings), repository.get("teddybear-v2")
     prompt = "a photo of a <teddybear-v2> bear on a beach"

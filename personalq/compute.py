@@ -2,21 +2,24 @@
 
 PyTorch computes on the CPU through OpenMP (libgomp), which gives every thread that computes a team of worker threads
 and keeps that team for as long as the thread lives. Once a second thread computes while another's team is alive,
-libgomp counts more threads than cores and stops spinning between parallel regions: every operator then waits for its
-workers to wake from sleep. A 2-core machine ran small operators 5-10x slower that way, and a whole demo image about
-twice as slow, once the app's main thread had embedded the demo cards at start-up (benchmarks/README.md, "One compute
-thread").
+libgomp counts more threads than cores and stops spinning between parallel regions, and every operator then waits for
+its workers to wake from sleep. Small operators ran several times slower, and whole images too, once the app's main
+thread had embedded the demo cards at start-up (benchmarks/README.md, "One compute thread").
 
-So the runtime computes on one long-lived thread: generating (:mod:`personalq.serving.generation`), quantizing and
-preparing at start-up (:class:`personalq.serving.engine.Engine`) and embedding cards
-(:mod:`personalq.repository.embedding`). The threads that ask (the chat's, the warm-up's, a command's main thread)
-wait for the result and never compute with a model themselves. Jobs run one at a time in the order they came, which
-the engine's lock did already for generation and preparation.
+So the runtime computes on one long-lived thread: generating (:mod:`personalq.serving.generation`), loading,
+quantizing and preparing at start-up (:class:`personalq.serving.engine.Engine`) and embedding cards
+(:mod:`personalq.repository.embedding`). The threads that ask (the chat's, the warm-up's, ``personalq generate``'s
+main thread) wait for the result and never compute with a model themselves. Jobs run one at a time in the order they
+came, which the engine's lock did already for generation and preparation. A one-off computation that must not wait
+behind them (a start-up self-check, a one-time export) runs with :func:`run_apart` instead. Commands that compute
+on their main thread (``personalq quantize``, the zoo and evaluation commands) keep its team; a script that computes
+and also uses the engine runs itself on the compute thread (``compute.run(main)``, as the benchmarks do).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import queue
 import threading
 from concurrent.futures import Future
@@ -73,6 +76,15 @@ _shared: ComputeThread | None = None
 _shared_lock = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """A forked child (a ZeroGPU worker, say) has none of its parent's threads: it starts its own on first use."""
+    global _shared, _shared_lock
+    _shared, _shared_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def compute_thread() -> ComputeThread:
     """The process's compute thread, started on first use."""
     global _shared
@@ -95,6 +107,18 @@ def run(fn: Callable[..., T], *args, **kwargs) -> T:
 def submit(fn: Callable[..., T], *args, **kwargs) -> Future:
     """Queue ``fn(*args, **kwargs)`` on the process's compute thread (:meth:`ComputeThread.submit`)."""
     return compute_thread().submit(fn, *args, **kwargs)
+
+
+def run_apart(fn: Callable[..., T], *args, **kwargs) -> T:
+    """``fn(*args, **kwargs)`` on a short-lived thread of its own, waiting for it: a one-off computation that must not
+    queue behind the compute thread's jobs (minutes, at start-up). Its OpenMP team ends with the thread."""
+    if on_it():
+        return fn(*args, **kwargs)
+    future: Future = Future()
+    thread = threading.Thread(target=_run_into, args=(future, fn, args, kwargs), name="personalq-apart", daemon=True)
+    thread.start()
+    thread.join()
+    return future.result()
 
 
 def on_compute_thread(fn: Callable[..., T]) -> Callable[..., T]:

@@ -68,8 +68,8 @@ class Settings(BaseSettings):
     preview_interval_s: float = Field(
         default=0.25,
         ge=0,
-        description="the chat shows the first denoising step's preview, then one whenever this many seconds have "
-        "passed since the last (0: every step)",
+        description="generation streams a preview of the first denoising step, then one whenever this many seconds "
+        "have passed since the last (0: every step); the other steps report progress only",
     )
     warmup_checkpoints: int = Field(
         default=2,

@@ -96,3 +96,37 @@ def test_cards_are_embedded_on_the_compute_thread():
     finally:
         hook.remove()
     assert seen and set(seen) == {"personalq-compute"}
+
+
+def _compute_in_child(results) -> None:
+    results.put(compute.run(lambda: threading.current_thread().name))
+
+
+def test_a_forked_child_starts_a_compute_thread_of_its_own():
+    """A ZeroGPU worker is forked from a process whose compute thread is running: the child has none of its parent's
+    threads, so a job queued on the parent's would never run."""
+    import multiprocessing
+
+    compute.run(lambda: None)  # the parent's thread is running
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_compute_in_child, args=(results,), daemon=True)
+    child.start()
+    try:
+        child.join(timeout=30)
+        assert child.exitcode == 0 and results.get(timeout=5) == "personalq-compute"
+    finally:
+        if child.is_alive():  # it hung: a job queued on a thread that does not exist in it
+            child.kill()
+
+
+def test_a_one_off_computation_runs_apart_without_queueing_behind_a_job():
+    release = threading.Event()
+    blocker = compute.submit(release.wait, 10)
+    try:
+        assert compute.run_apart(lambda: threading.current_thread().name) == "personalq-apart"
+        with pytest.raises(ValueError, match="apart"):
+            compute.run_apart(lambda: (_ for _ in ()).throw(ValueError("apart")))
+    finally:
+        release.set()
+    blocker.result(timeout=10)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from personalq.compute import on_compute_thread
+from personalq import compute
 from personalq.repository.embedding import MAX_TOKENS, embed_query, model_path
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,6 @@ def _graph_name() -> str:
     return f"all-MiniLM-L6-v2-query-{digest.hexdigest()[:16]}.onnx"
 
 
-@on_compute_thread
 def export_graph(target: Path) -> None:
     """Trace the fp32 model with pooling and normalization into ``target`` (written atomically)."""
     import torch
@@ -92,7 +91,7 @@ class QueryEncoder:
         for attempt in range(2):
             if not path.is_file():
                 log.info("exporting the query encoder to %s (once per machine)", path)
-                export_graph(path)
+                compute.run_apart(export_graph, path)  # once per machine: not queued behind generation
             try:
                 self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
                 break

@@ -1,4 +1,5 @@
-"""Generation as a stream: a preview after every denoising step, then the final image; cancellable.
+"""Generation as a stream: a frame per denoising step (with a preview on the first, then at most one per interval),
+then the final image; cancellable.
 
 diffusers pipelines report progress through a step callback, so the pipeline runs on the process's
 compute thread (:mod:`personalq.compute`) and the callback hands each preview to the consumer through a queue.
@@ -105,5 +106,7 @@ def stream(
             yield item
     finally:
         cancel.set()
-        if job is not None and not job.cancel():  # it had started: wait for it to leave at its next step
+        # a job that had started: wait for it to leave at its next step (unless this is its own thread, where an
+        # abandoned stream may be collected)
+        if job is not None and not job.cancel() and not compute.on_it():
             wait([job])

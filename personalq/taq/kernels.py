@@ -41,7 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from personalq.compute import on_compute_thread
+from personalq import compute
 from personalq.hardware import int8_units
 from personalq.taq.packing import pack
 from personalq.taq.quantizers import AffineGrid, QuantSpec
@@ -76,7 +76,6 @@ class KernelSupport:
 
 
 @functools.lru_cache(maxsize=4)
-@on_compute_thread
 def integer_support(device_type: str = "cpu") -> KernelSupport:
     """Integer kernels where the processor (or GPU) has int8 dot-product units and the kernels pass an exactness
     check here.
@@ -93,7 +92,7 @@ def integer_support(device_type: str = "cpu") -> KernelSupport:
     if not torch.backends.mkldnn.is_available():
         return KernelSupport(False, units, "this PyTorch build has no oneDNN")
     try:
-        exact = _self_test()
+        exact = compute.run_apart(_self_test)  # the app's readout asks too: not queued behind warm-up
     except (RuntimeError, AttributeError) as error:  # AttributeError: a build without the oneDNN int8 operators
         return KernelSupport(False, units, f"the int8 kernels failed to run: {error}")
     if not exact:

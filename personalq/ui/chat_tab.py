@@ -162,7 +162,9 @@ def _callbacks(
                 stats = _stats(turn, time.perf_counter() - started, engine, progress)
                 if frame.final:
                     yield history, state, readable(frame.image), stats, ""
-                elif frame.image is not None:  # the chat is unchanged while it denoises: only the preview and readout
+                elif frame.image is not None:
+                    # the chat is unchanged while it denoises: only the preview and the readout are sent, once per
+                    # preview interval (a message per step cost a demo image a fifth more time; Stop acts at the next)
                     yield gr.skip(), gr.skip(), frame.image, stats, gr.skip()
         except (BudgetError, CheckpointLoadError) as error:
             history.append(_assistant(f"Could not generate: {error}"))
