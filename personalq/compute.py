@@ -29,8 +29,8 @@ T = TypeVar("T")
 
 
 class ComputeThread:
-    """A daemon thread that runs the jobs given to it one at a time; a daemon, as generation threads were, so a
-    process can exit while a job runs (the job is abandoned)."""
+    """A thread that runs the jobs given to it one at a time. A daemon, so a process can exit while a job runs (the
+    job is abandoned)."""
 
     def __init__(self, name: str = "personalq-compute"):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -125,7 +125,7 @@ def on_compute_thread(fn: Callable[..., T]) -> Callable[..., T]:
     """Decorate a function (or method) that computes with a model, so it always runs on the compute thread."""
 
     @functools.wraps(fn)
-    def on_it(*args, **kwargs):
+    def on_the_compute_thread(*args, **kwargs):
         return run(fn, *args, **kwargs)
 
-    return on_it
+    return on_the_compute_thread
