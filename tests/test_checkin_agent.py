@@ -54,6 +54,12 @@ def test_single_match_selects_and_rewrites(checkin):
     assert checkin.ask("my kitty", NOW).prompt == "a <kitty-v1>"
 
 
+@pytest.mark.parametrize("request_text", ["my teddy bear, not v2", "my teddy bear, not the newer v2"])
+def test_a_version_ruled_out_is_ruled_out_however_its_label_is_written(checkin, request_text):
+    """ "v2" rules out the version labelled "v2.0_offset"; "newer" only describes the version it precedes."""
+    assert checkin.ask(request_text, NOW).checkpoint_id == "teddy-v1"
+
+
 def test_ambiguous_request_asks_one_question_and_an_option_answers_it(checkin):
     result = checkin.ask("the April dog model on a beach", NOW)
     assert result.status == "clarify" and result.session

@@ -188,11 +188,17 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     return intent
 
 
+_DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
+
+
 def _read_negations(intent: Intent) -> None:
-    """ "not the offset one", "without anime": the words ruled out."""
+    """ "not the offset one", "without anime", "not the newer v2": the words ruled out (an order word before another
+    word only describes it)."""
     for m in _NEGATION.finditer(intent.text):
         what = m.group("what").lower()
         words = what.split()
+        if len(words) > 1 and words[0] in _DESCRIBING_ORDER:
+            what, words = words[1], words[1:]
         # keep only the first word unless the pair is a known style phrase ("oil painting")
         style = canonical_style(what)
         if style == what and len(words) > 1:

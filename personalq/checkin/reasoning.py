@@ -88,12 +88,20 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
 
 
 def _excluded(card: StoredCheckpoint, banned: set[str], file_only: bool = False) -> bool:
-    """Does the card have a word the person ruled out? A version word ("not v2") is read in the version label
-    only: a name such as "Fast Negative (+ FastNegativeV2)" does not make every version the v2 one. With
-    ``file_only`` other words are read in what names one file (name, version label, trigger) only."""
+    """Does the card have a word the person ruled out? A version word ("not v2") rules out the versions it names
+    however they are written ("v2.0", "v2_offset"), and only by the version label: a name such as "Fast Negative
+    (+ FastNegativeV2)" does not make every version the v2 one. With ``file_only`` other words are read in what names
+    one file (name, version label, trigger) only."""
     fields = card_fields(card)
     tokens = _file_words(card) if file_only else set().union(*fields.values())
-    return any(field_tokens(b) & (fields["version"] if _VERSION_WORD.match(b) else tokens) for b in banned)
+    for word in banned:
+        if _VERSION_WORD.match(word):
+            wanted = tuple(int(part) for part in word[1:].split("."))
+            if field_tokens(word) & fields["version"] or (card.version and version_matches(wanted, card)):
+                return True
+        elif field_tokens(word) & tokens:
+            return True
+    return False
 
 
 def _file_words(card: StoredCheckpoint) -> set[str]:
