@@ -95,8 +95,9 @@ def compute_thread() -> ComputeThread:
 
 
 def on_it() -> bool:
-    """Whether the calling thread is the process's compute thread."""
-    return compute_thread().is_current()
+    """Whether the calling thread is the process's compute thread (asking does not start it)."""
+    shared = _shared
+    return shared is not None and shared.is_current()
 
 
 def run(fn: Callable[..., T], *args, **kwargs) -> T:
