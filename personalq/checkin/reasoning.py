@@ -96,7 +96,7 @@ def _excluded(card: StoredCheckpoint, banned: set[str], file_only: bool = False)
     tokens = _file_words(card) if file_only else set().union(*fields.values())
     for word in banned:
         if _VERSION_WORD.match(word):
-            wanted = tuple(int(part) for part in word[1:].split("."))
+            wanted = parse_version(word).parts
             if field_tokens(word) & fields["version"] or (card.version and version_matches(wanted, card)):
                 return True
         elif field_tokens(word) & tokens:
