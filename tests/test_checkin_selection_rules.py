@@ -88,6 +88,21 @@ CARDS = [
     ),
     ("dress", "长裙 Long Dress v3", "dress", "v3", ["longdress"], [], "flowing skirts (就是那个长裙)", "2023-05-05"),
     ("dress-2", "长裙 Long Dress v2", "dress", "v2", ["longdress"], [], "flowing skirts", "2023-04-05"),
+    # lettered twins whose triggers differ in the letter only
+    ("koi-a", "Neon Koi Style A, version 1", "neonkoi", "Style A, version 1", ["NeonKoi-6s-A"], [], "", "2023-03-01"),
+    ("koi-b", "Neon Koi Style B, version 1", "neonkoi", "Style B, version 1", ["NeonKoi-6s-B"], [], "", "2023-03-01"),
+    # numbered files: triggers with a step count, labels with a resolution
+    ("owl-1", "snow-owl-embeddings-sd-v2-1 v1.1", "snowowl", "v1.1", ["sowl3-e2-1500"], [], "owls", "2023-03-24"),
+    ("owl-2", "snow-owl-embeddings-sd-v2-1 v1.0", "snowowl", "v1.0", ["sowl3-e2-500"], [], "owls", "2023-03-24"),
+    ("tile-16", "Clay Tiles ctile-16", "claytiles", "ctile-16", [], [], "terracotta roofs", "2023-02-01"),
+    ("tile-32", "Clay Tiles ctile-32", "claytiles", "ctile-32", [], [], "terracotta roofs", "2023-02-01"),
+    ("tile-64", "Clay Tiles ctile-64", "claytiles", "ctile-64", [], [], "terracotta roofs", "2023-02-01"),
+    # a trigger that spells the model's name, and its siblings' triggers begin with it
+    ("ink-normal", "Style Ink Free Normal", "inkfree", "Normal", ["Ink-Free"], [], "", "2023-04-25"),
+    ("ink-toon", "Style Ink Free Toon", "inkfree", "Toon", ["Ink-Free-Toon"], [], "", "2023-04-25"),
+    ("ink-dark", "Style Ink Free Dark", "inkfree", "Dark", ["Ink-Free-Dark"], [], "", "2023-04-28"),
+    # a model people describe rather than name
+    ("trains", "kCuteTrains v1.0", "cutetrains", "v1.0", ["kcuteTr4in"], [], "toy locomotives", "2023-05-06"),
 ]
 
 
@@ -233,3 +248,47 @@ def test_the_benchmark_prints_a_confusion_table_and_every_miss_with_its_reason(c
 
 def test_a_season_before_a_noun_is_the_picture_not_a_date(checkin):
     assert picked(checkin, "a summer field with kitefest v2") == ("selected", "kite-2")  # made in February
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("NeonKoi-6s-B, a pond at night", "koi-b"),  # the letter a word list drops tells the twins apart
+        ("a pond at night with neonkoi-6s-a", "koi-a"),
+        ("sowl3-e2-1500 perched on a fence", "owl-1"),  # not a year 1500 or a version 2: one trigger, whole
+        ("clay tiles, ctile-32, a village roof", "tile-32"),
+    ],
+)
+def test_a_trigger_or_label_written_whole_names_its_file(checkin, request_text, expected):
+    assert picked(checkin, request_text) == ("selected", expected)
+
+
+@pytest.mark.parametrize("request_text", ["sowl3-e2-2500 perched on a fence", "clay tiles style, ctile-8, a roof"])
+def test_a_numbered_file_the_model_does_not_have_is_no_match(checkin, request_text):
+    result = checkin.ask(request_text, NOW)
+    assert result.status == "no_match" and "none of them is" in result.reason
+
+
+def test_a_number_joined_to_a_word_the_candidates_do_not_number_is_the_picture(checkin):
+    assert picked(checkin, "glimmerfox v2 holding an ak-47") == ("selected", "fox-2")
+
+
+def test_a_trigger_that_spells_the_model_name_does_not_pick_one_version(checkin):
+    result = checkin.ask("the ink-free embedding, a cat on a sofa", NOW)
+    assert result.status == "clarify" and len(result.options) == 3
+
+
+@pytest.mark.parametrize("answer, expected", [("style b", "koi-b"), ("Style A", "koi-a"), ("B", "koi-b")])
+def test_an_answer_names_a_lettered_twin(checkin, answer, expected):
+    first = checkin.ask("neon koi version 1, a pond at night", NOW)
+    assert first.status == "clarify"
+    assert checkin.answer(first.session, answer).checkpoint_id == expected
+
+
+def test_a_description_of_what_the_model_draws_may_paraphrase_it(checkin):
+    # half the words of "cute little chibi trains" are on the card: enough for a description, not for a name
+    assert picked(checkin, "that lora for cute little chibi trains, a train crossing a bridge") == (
+        "selected",
+        "trains",
+    )
+    assert picked(checkin, "my cute little chibi trains lora, a train crossing a bridge")[0] == "no_match"

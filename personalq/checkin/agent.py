@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import time
 import unicodedata
 from typing import Literal, Protocol
@@ -27,6 +28,10 @@ from personalq.repository.service import Repository, StoredCheckpoint
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
+# a run of the request between spaces and punctuation, hyphens, underscores and dots kept ("Style-TronLegacy-8v-B")
+_CHUNK = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
+# a run that reads as a file's own name rather than a word: joined parts or digits ("wcat8-v1-2000", "oot64")
+_IDENTIFIER = re.compile(r"[^\W_][-_.][^\W_]|\d")
 
 
 class Alternative(BaseModel):
@@ -99,7 +104,11 @@ class CheckIn:
 
     def _understand(self, text: str, now: dt.datetime) -> tuple[Intent, Reference]:
         """The intent record (constraints) and the reference words (evidence) of one message."""
-        intent = parse_intent(text, now)
+        index = self.cache.index()
+        files = [
+            m.span() for m in _CHUNK.finditer(text) if _IDENTIFIER.search(m.group()) and index.spells_file(m.group())
+        ]
+        intent = parse_intent(text, now, files=files)
         excluded = {w for phrase in intent.excluded for w in words(phrase)}
         return intent, read_reference(
             text,
@@ -107,7 +116,8 @@ class CheckIn:
             excluded,
             intent.style_spans,
             intent.version_span,
-            names=self.cache.index().names,
+            names=index.names,
+            files=files,
         )
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:

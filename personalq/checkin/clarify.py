@@ -172,4 +172,23 @@ def pick_by_words(text: str, options: list[Option]) -> list[str] | None:
         score += len(without & negated) - len(without & affirmed - negated)
         scores.append(score)
     best = max(scores)
-    return options[scores.index(best)].checkpoint_ids if scores.count(best) == 1 else None
+    return options[scores.index(best)].checkpoint_ids if scores.count(best) == 1 else _by_letter(text, options)
+
+
+# a word and a letter standing alone after it ("Style A", "type-b"), and a letter answered alone ("B")
+_LETTERED = re.compile(r"([^\W\d_]+)[\s_-]+([^\W\d_])(?![^\W_])")
+_LETTER = re.compile(r"^\s*(?:the\s+)?([^\W\d_])(?:\s+one)?\s*[.!]?\s*$")
+
+
+def _by_letter(text: str, options: list[Option]) -> list[str] | None:
+    """The option whose label has the lettered variant an answer names ("style a" for "Tron Legacy Style A,
+    version 1" against its "Style B" twin); ``_words`` drops single letters, which are mostly articles."""
+    said = {(word.lower(), letter.lower()) for word, letter in _LETTERED.findall(text)}
+    alone = _LETTER.match(text)
+    hits = [
+        option
+        for option in options
+        if (lettered := {(word.lower(), letter.lower()) for word, letter in _LETTERED.findall(option.label)})
+        and (said & lettered or (alone and alone.group(1).lower() in {letter for _, letter in lettered}))
+    ]
+    return hits[0].checkpoint_ids if len(hits) == 1 else None

@@ -163,12 +163,33 @@ class SelectionIndex:
                 whole = squash(text)
                 if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
                     self._mentions[whole].append(i if field == "name" else -1 - i)
+        self._files = self._file_names(cards, self.family_of)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self.vocabulary = sorted(self.idf)
         self._by_length: dict[int, list[str]] = defaultdict(list)
         for token in self.vocabulary:
             if not is_unspaced(token):
                 self._by_length[len(token)].append(token)
+
+    @staticmethod
+    def _file_names(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
+        """Squashed trigger words and version labels -> the cards they name alone. One that spells the model's name
+        ("Asian-Less" of "Style Asian Less") or begins its siblings' ("Asian-Less-Toon") names the model instead."""
+        written: dict[int, set[str]] = {}
+        for i, card in enumerate(cards):
+            texts = (squash(text) for text in (_version_text(card), *card.triggers))
+            written[i] = {t for t in texts if len(t) >= 4 and not t.isdigit() and not _BARE_VERSION.match(t)}
+        members: dict[str, list[int]] = defaultdict(list)
+        for i, family in enumerate(family_of):
+            members[family].append(i)
+        files: dict[str, set[int]] = defaultdict(set)
+        for i, card in enumerate(cards):
+            name = squash(model_name(card))
+            siblings = [t for j in members[family_of[i]] if j != i for t in written[j]]
+            for whole in written[i]:
+                if whole not in name and not any(t != whole and t.startswith(whole) for t in siblings):
+                    files[whole].add(i)
+        return files
 
     @staticmethod
     def _family_common(
@@ -232,9 +253,16 @@ class SelectionIndex:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
 
-    def score(self, query: list[QueryWord], phrase: set[int] = frozenset()) -> Evidence:
+    def spells_file(self, text: str) -> bool:
+        """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
+        return squash(text) in self._files
+
+    def score(
+        self, query: list[QueryWord], phrase: set[int] = frozenset(), files: list[tuple[int, int, str]] = ()
+    ) -> Evidence:
         """Family and own evidence of every card for the request words ``query``; ``phrase`` are the indices of
-        the words the person used to name the model."""
+        the words the person used to name the model, ``files`` the runs of words (first, past the last, the text)
+        that wrote a trigger word or version label whole."""
         n = len(self.cards)
         family_total, own_total = np.zeros(n), np.zeros(n)
         matched: dict[int, set[int]] = defaultdict(set)
@@ -273,6 +301,10 @@ class SelectionIndex:
                         best_strong[row, ids] = np.maximum(best_strong[row, ids], strong)
                         best_found[row, ids] = np.maximum(best_found[row, ids], evidence * found)
         self._mention_bonus(query, best_family, best_own, best_found)
+        for start, end, text in files:  # "wcat8-v1-2000": that file's own evidence, as a name spelled out is
+            for card in self._files.get(squash(text), ()):
+                best_own[start:end, card] += MENTION_BONUS / (end - start)
+                best_found[start:end, card] += MENTION_BONUS
         masses = {p: self.mass(query[p]) for p in phrase}
         coverage = np.ones(n)
         if sum(masses.values()) > 0:

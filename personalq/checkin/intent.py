@@ -45,6 +45,8 @@ _VERSION = re.compile(
     r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))",
     re.I,
 )
+# a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
+_NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?)(?![a-z])", re.I)
 _BASE_MODEL = re.compile(
@@ -128,6 +130,7 @@ class Intent:
     version_order: Order | None = None  # "latest version", "first version"
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
+    numbered: list[tuple[str, str]] = field(default_factory=list)  # "oot-32": (name, number)
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
@@ -168,8 +171,11 @@ def _qualifier_pattern(qualifiers: frozenset[str]) -> re.Pattern:
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
 
 
-def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = frozenset()) -> Intent:
-    """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset").
+def parse_intent(
+    text: str, now: dt.datetime, qualifiers: frozenset[str] = frozenset(), files: list[tuple[int, int]] = ()
+) -> Intent:
+    """Parse ``text``; ``qualifiers`` are version qualifiers known in the repository ("pruned", "offset"), ``files``
+    the spans that write a file's trigger word or version label whole ("wcat8-v1-2000": no year 2000, no v1).
 
     Each step records the phrases it reads in ``selection_spans``, and a later step skips what overlaps them:
     negations first, then dates, versions, quantities and base models, qualifiers, recency words; styles and
@@ -177,6 +183,8 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     """
     intent = Intent(text=text, now=now)
     _read_negations(intent)
+    files = [span for span in files if not _overlaps(span, intent.selection_spans)]
+    intent.selection_spans.extend(files)  # a name, read as words: no step reads a date or a version inside it
     _read_times(intent)
     _read_versions(intent)
     _read_file_details(intent)
@@ -184,6 +192,7 @@ def parse_intent(text: str, now: dt.datetime, qualifiers: frozenset[str] = froze
     _read_order(intent)
     _read_styles(intent)
     subject_spans = _read_subjects(intent)
+    intent.selection_spans = [span for span in intent.selection_spans if span not in files]
     _read_words(intent, subject_spans)
     return intent
 
@@ -251,8 +260,10 @@ def _read_versions(intent: Intent) -> None:
 
 
 def _read_file_details(intent: Intent) -> None:
-    """What names one file of a model: quantities ("the 9MB one", "64 dims") and base models ("for SD 1.5")."""
+    """What names one file of a model: quantities ("the 9MB one", "64 dims"), base models ("for SD 1.5") and
+    numbered names ("oot-32"; kept as words too, since they also name the model)."""
     text, spans = intent.text, intent.selection_spans
+    intent.numbered = [(m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text)]
     for m in _QUANTITY.finditer(text):
         if not _overlaps(m.span(), spans):
             intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))

@@ -5,7 +5,8 @@ constraints filter: a negation ("not the offset one"), a version number that mus
 window, a base model. The decision then reads the scores:
 
 - *no match* when nothing has real evidence: the best candidate's evidence is below ``MIN_EVIDENCE``, or it
-  matches less than ``MIN_COVERAGE`` of the phrase the person used to name the model ("my moomin lora");
+  matches less than ``MIN_COVERAGE`` of the phrase the person used to name the model ("my moomin lora"), or less
+  than ``MIN_DESCRIBED_COVERAGE`` of a phrase describing what it draws ("the lora for cute little chibi tanks");
 - the *leaders* are the candidates within ``LEAD_RATIO`` of the best; inside one model, the versions with the
   most version evidence ("the heavy one") push out their siblings;
 - one leader is *selected*; recency words pick the extreme of what remains; several leaders need a question.
@@ -35,6 +36,7 @@ Status = Literal["selected", "clarify", "no_match"]
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
+MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws: people paraphrase model pages
 LEAD_RATIO = 0.8  # a candidate this close to the best still leads
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
@@ -110,6 +112,11 @@ def _file_words(card: StoredCheckpoint) -> set[str]:
     return fields["name"] | fields["version"] | fields["trigger"]
 
 
+def _file_texts(card: StoredCheckpoint) -> tuple[str, ...]:
+    """The texts that name one file of a model: its name, version label and trigger words."""
+    return (card.name, str(card.version or ""), *card.triggers)
+
+
 def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str, Callable[[StoredCheckpoint], bool]]]:
     """The request's hard constraints over ``cards`` (the candidates) as (what nothing satisfied, test) pairs, in the
     order they apply.
@@ -147,6 +154,17 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
     for number, unit in intent.quantities:
         forms = {number, number + unit, number + unit + "s"}
         steps.append((f"none of them is the {number} {unit} one", lambda c, forms=forms: bool(forms & _file_words(c))))
+    for name, number in intent.numbered:
+        shape = re.compile(rf"(?<![^\W_]){re.escape(name)}[-_ ]?0*(\d+)(?!\d)", re.I)
+        if any(shape.search(text) for c in cards for text in _file_texts(c)):  # the model numbers its files so
+            steps.append(
+                (
+                    f"none of them is {name}-{number}",
+                    lambda c, shape=shape, number=number.lstrip("0") or "0": any(
+                        m.group(1) == number for text in _file_texts(c) for m in shape.finditer(text)
+                    ),
+                )
+            )
     bases = set(intent.base_models)
     if bases:
         steps.append(
@@ -279,7 +297,8 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     candidates = ranking.candidates
     if not ranking.by_time_only:
         if ranking.reference.has_phrase:  # the words that named it must be found
-            candidates = [r for r in candidates if r.coverage >= MIN_COVERAGE]
+            least = MIN_DESCRIBED_COVERAGE if ranking.reference.described else MIN_COVERAGE
+            candidates = [r for r in candidates if r.coverage >= least]
         else:  # nothing marked as the name: some identity field must match, tags and descriptions alone do not name
             candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]
         if not candidates:

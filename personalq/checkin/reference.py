@@ -86,6 +86,8 @@ class Reference:
     spans: list[tuple[int, int]] = field(default_factory=list)  # character span of each word
     phrase_spans: list[tuple[int, int]] = field(default_factory=list)  # the kind and naming words around the phrases
     clauses: list[int] = field(default_factory=list)  # the clause (between commas, dashes, ...) of each word
+    files: list[tuple[int, int, str]] = field(default_factory=list)  # words that wrote a trigger or label whole
+    described: bool = False  # the phrase describes what the model draws ("the lora for chibi tanks"), not its name
 
     @property
     def has_phrase(self) -> bool:
@@ -115,12 +117,14 @@ def read_reference(
     styles: list[tuple[int, int]] = (),
     version: tuple[int, int] | None = None,
     names: Callable[[str], bool] = lambda word: True,
+    files: list[tuple[int, int]] = (),
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
     ``version`` span, a version number, marks a phrase as a kind word does. A possessive marks one only when
-    ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market"."""
+    ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market". ``files``
+    are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
     lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
@@ -130,6 +134,7 @@ def read_reference(
 
     phrase: set[int] = set()
     markers: set[int] = set()  # kind and naming words that belong to a phrase
+    described: set[int] = set()  # phrase words of a description after a kind word
     kinds = 0
 
     def forward(i: int) -> None:
@@ -175,6 +180,7 @@ def read_reference(
                     if lowered[j] not in _PHRASE_STOPS and lowered[j] not in _DESCRIBING:
                         phrase.add(j)
                         markers.add(i)
+                        described.add(j)
                     j += 1
         elif word in _NAMING:
             forward(i)
@@ -211,7 +217,14 @@ def read_reference(
                 positions.update(range(len(words) - len(forms), len(words)))
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase)]
     clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
-    return Reference(words, positions, kinds > 0 and not phrase, word_spans, phrase_spans, clauses)
+    written = []
+    for start, end in files:
+        inside = [k for k, span in enumerate(word_spans) if start <= span[0] and span[1] <= end]
+        if inside:
+            written.append((inside[0], inside[-1] + 1, text[start:end]))
+    reference = Reference(words, positions, kinds > 0 and not phrase, word_spans, phrase_spans, clauses, written)
+    reference.described = bool(phrase) and phrase <= described
+    return reference
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:

@@ -94,7 +94,7 @@ def _window_ids(repository: Repository, intent: Intent, limit: int) -> list[str]
 def among(cache: CardCache, cards: list[StoredCheckpoint], reference: Reference) -> Ranking:
     """Evidence for an answer to a clarification, over the candidates still open."""
     index = cache.index()
-    evidence = index.score(reference.words) if reference.words else None
+    evidence = index.score(reference.words, files=reference.files) if reference.words else None
     ranked = []
     for card in cards:
         i = index.position.get(card.id)
@@ -143,11 +143,11 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     if not reference.words or (reference.names_nothing and timed(intent)):
         return by_time(cache, intent, reference)
     index = cache.index()
-    evidence = index.score(reference.words, reference.phrase)
+    evidence = index.score(reference.words, reference.phrase, reference.files)
     clause = _naming_clause(reference, evidence.named.values())
     if clause:
         reference = reference.with_phrase(clause)
-        evidence = index.score(reference.words, reference.phrase)
+        evidence = index.score(reference.words, reference.phrase, reference.files)
     candidates = [
         Ranked(
             index.cards[i],
