@@ -103,6 +103,50 @@ CARDS = [
     ("ink-dark", "Style Ink Free Dark", "inkfree", "Dark", ["Ink-Free-Dark"], [], "", "2023-04-28"),
     # a model people describe rather than name
     ("trains", "kCuteTrains v1.0", "cutetrains", "v1.0", ["kcuteTr4in"], [], "toy locomotives", "2023-05-06"),
+    # a kind word in the model's name and in one version's label
+    (
+        "lamp-lora",
+        "[LoCon/LoRA] Paper Lantern Style LoRa Version",
+        "lantern",
+        "LoRa Version",
+        [],
+        [],
+        "",
+        "2023-03-22",
+    ),
+    (
+        "lamp-locon",
+        "[LoCon/LoRA] Paper Lantern Style LoCon Version",
+        "lantern",
+        "LoCon Version",
+        [],
+        [],
+        "",
+        "2023-03-21",
+    ),
+    # training lengths as labels, and a trigger in CamelCase
+    ("tide-10k", "Tide Style TI 10000 epochs", "tide", "Tide Style TI 10000 epochs", ["tidest"], [], "", "2023-01-01"),
+    ("tide-20k", "Tide Style TI 20000 epochs", "tide", "Tide Style TI 20000 epochs", ["tidest"], [], "", "2023-01-02"),
+    (
+        "orbit-4",
+        "OrbitDraw OrbitDrawFour 768x768",
+        "orbitdraw",
+        "OrbitDrawFour 768x768",
+        ["OrbitDrawFour"],
+        [],
+        "",
+        "2023-01-03",
+    ),
+    (
+        "orbit-1",
+        "OrbitDraw OrbitDrawOne 1088x768",
+        "orbitdraw",
+        "OrbitDrawOne 1088x768",
+        ["OrbitDrawOne"],
+        [],
+        "",
+        "2023-01-01",
+    ),
 ]
 
 
@@ -292,3 +336,21 @@ def test_a_description_of_what_the_model_draws_may_paraphrase_it(checkin):
         "trains",
     )
     assert picked(checkin, "my cute little chibi trains lora, a train crossing a bridge")[0] == "no_match"
+
+
+def test_a_kind_word_ruled_out_is_read_in_the_version_label_before_the_name(checkin):
+    assert picked(checkin, "paper lantern style, not the locon version - a night market") == ("selected", "lamp-lora")
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("glimmerfox 2.0 in the snow", ("selected", "fox-2")),  # a bare decimal after the name is its version
+        ("glimmerfox 5.0 in the snow", ("no_match", None)),
+        ("tide style ti 20000 epochs, a wave", ("selected", "tide-20k")),
+        ("tide style TI at 30000 epochs, a wave", ("no_match", None)),
+        ("OrbitDrawFour, a freighter leaving orbit", ("selected", "orbit-4")),  # a CamelCase trigger, whole
+    ],
+)
+def test_versions_training_lengths_and_triggers_said_bare(checkin, request_text, expected):
+    assert picked(checkin, request_text) == expected

@@ -30,8 +30,9 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
 # a run of the request between spaces and punctuation, hyphens, underscores and dots kept ("Style-TronLegacy-8v-B")
 _CHUNK = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
-# a run that reads as a file's own name rather than a word: joined parts or digits ("wcat8-v1-2000", "oot64")
-_IDENTIFIER = re.compile(r"[^\W_][-_.][^\W_]|\d")
+# a run that reads as a file's own name rather than a word: joined parts, digits or inner capitals ("wcat8-v1-2000",
+# "oot64", "DaveSpaceFour")
+_IDENTIFIER = re.compile(r"[^\W_][-_.][^\W_]|\d|[a-z][A-Z]")
 
 
 class Alternative(BaseModel):

@@ -48,7 +48,10 @@ _VERSION = re.compile(
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
 _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
-_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?)(?![a-z])", re.I)
+_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
+# a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
+_BARE_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
+_NOT_A_NAME = frozenset("sd sdxl xl for stable diffusion at by of about and or to from in on version v ver".split())
 _BASE_MODEL = re.compile(
     r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I
 )
@@ -250,6 +253,14 @@ def _read_versions(intent: Intent) -> None:
         spans.append(m.span())
         intent.version_span = m.span()
         break
+    else:
+        for m in _BARE_VERSION.finditer(text):
+            if m.group("pre").lower() not in _NOT_A_NAME and not _overlaps(m.span("n"), spans):
+                intent.version_parts = tuple(int(p) for p in m.group("n").split("."))
+                intent.version = float(m.group("n"))
+                spans.append(m.span("n"))
+                intent.version_span = m.span("n")
+                break
     if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[m.group("o").lower()])
         intent.version_parts = (int(intent.version),)

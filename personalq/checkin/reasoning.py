@@ -33,6 +33,7 @@ from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
 Status = Literal["selected", "clarify", "no_match"]
+Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is read in
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
@@ -89,13 +90,17 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     return False
 
 
-def _excluded(card: StoredCheckpoint, banned: set[str], file_only: bool = False) -> bool:
+def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") -> bool:
     """Does the card have a word the person ruled out? A version word ("not v2") rules out the versions it names
     however they are written ("v2.0", "v2_offset"), and only by the version label: a name such as "Fast Negative
-    (+ FastNegativeV2)" does not make every version the v2 one. With ``file_only`` other words are read in what names
-    one file (name, version label, trigger) only."""
+    (+ FastNegativeV2)" does not make every version the v2 one. Other words are read in the fields of ``scope``:
+    ``"label"`` the version label and triggers, ``"file"`` the name too, ``"all"`` every field."""
     fields = card_fields(card)
-    tokens = _file_words(card) if file_only else set().union(*fields.values())
+    tokens = {
+        "label": fields["version"] | fields["trigger"],
+        "file": fields["name"] | fields["version"] | fields["trigger"],
+        "all": set().union(*fields.values()),
+    }[scope]
     for word in banned:
         if _VERSION_WORD.match(word):
             wanted = parse_version(word).parts
@@ -123,19 +128,21 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
 
     A date window that ends long before the oldest candidate describes the picture, not the checkpoint ("a photo as
     if taken on a phone in 2007"), unless the request dates the checkpoint ("from 2021"). A word ruled out is read
-    in what names one file (name, version label, trigger) where some candidate has it there: a model page whose
-    description announces its "v2-pynoise" release does not make every version the pynoise one.
+    in the narrowest fields where some candidate has it: a version label or trigger ("not the locon version" of
+    "[LoCon/LoRA] Airconditioner Style" rules out its "LoCon Version", not the model), then the name, version label
+    and trigger (a model page whose description announces its "v2-pynoise" release does not make every version the
+    pynoise one), then every field.
     """
     steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]] = []
     oldest = min((c.created_at for c in cards), default=None)
     created = [w for w in intent.created if intent.dated or oldest is None or w.end > oldest - dt.timedelta(days=365)]
     if intent.excluded:
         banned = set(intent.excluded)
-        file_only = any(_excluded(c, banned, file_only=True) for c in cards)
+        scope = next((f for f in ("label", "file") if any(_excluded(c, banned, f) for c in cards)), "all")
         steps.append(
             (
                 f"every candidate is {' or '.join(sorted(banned))}",
-                lambda c: not _excluded(c, banned, file_only),
+                lambda c: not _excluded(c, banned, scope),
             )
         )
     if intent.version_parts:
