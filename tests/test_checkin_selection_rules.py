@@ -307,6 +307,11 @@ def test_a_trigger_or_label_written_whole_names_its_file(checkin, request_text, 
     assert picked(checkin, request_text) == ("selected", expected)
 
 
+def test_a_numbered_file_ruled_out_is_not_also_required(checkin):
+    result = checkin.ask("clay tiles, not the ctile-16, a village roof", NOW)
+    assert result.status == "clarify" and {o.checkpoint_ids[0] for o in result.options} == {"tile-32", "tile-64"}
+
+
 @pytest.mark.parametrize("request_text", ["sowl3-e2-2500 perched on a fence", "clay tiles style, ctile-8, a roof"])
 def test_a_numbered_file_the_model_does_not_have_is_no_match(checkin, request_text):
     result = checkin.ask(request_text, NOW)

@@ -50,7 +50,7 @@ _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
-_BARE_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
+_DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
 _NOT_A_NAME = frozenset("sd sdxl xl for stable diffusion at by of about and or to from in on version v ver".split())
 _BASE_MODEL = re.compile(
     r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I
@@ -254,7 +254,7 @@ def _read_versions(intent: Intent) -> None:
         intent.version_span = m.span()
         break
     else:
-        for m in _BARE_VERSION.finditer(text):
+        for m in _DECIMAL_VERSION.finditer(text):
             if m.group("pre").lower() not in _NOT_A_NAME and not _overlaps(m.span("n"), spans):
                 intent.version_parts = tuple(int(p) for p in m.group("n").split("."))
                 intent.version = float(m.group("n"))
@@ -274,7 +274,9 @@ def _read_file_details(intent: Intent) -> None:
     """What names one file of a model: quantities ("the 9MB one", "64 dims"), base models ("for SD 1.5") and
     numbered names ("oot-32"; kept as words too, since they also name the model)."""
     text, spans = intent.text, intent.selection_spans
-    intent.numbered = [(m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text)]
+    intent.numbered = [
+        (m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text) if not _overlaps(m.span(), spans)
+    ]
     for m in _QUANTITY.finditer(text):
         if not _overlaps(m.span(), spans):
             intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))

@@ -28,7 +28,7 @@ from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import Reference
 from personalq.checkin.retrieval import Ranked, Ranking
-from personalq.checkin.tokens import field_tokens
+from personalq.checkin.tokens import field_tokens, squash
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
@@ -106,9 +106,14 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
             wanted = parse_version(word).parts
             if field_tokens(word) & fields["version"] or (card.version and version_matches(wanted, card)):
                 return True
-        elif field_tokens(word) & tokens:
+        elif _word_tokens(word) & tokens:
             return True
     return False
+
+
+def _word_tokens(word: str) -> set[str]:
+    """What a word ruled out matches: a joined one ("ctile-16") whole, as its parts ("ctile") are its siblings'."""
+    return {squash(word)} if re.search(r"[^\W_][-_][^\W_]", word) else field_tokens(word)
 
 
 def _file_words(card: StoredCheckpoint) -> set[str]:

@@ -98,7 +98,7 @@ class Reference:
         words = [
             w if k in phrase else replace(w, weight=min(w.weight, CONTENT_WEIGHT)) for k, w in enumerate(self.words)
         ]
-        return replace(self, words=words, phrase=set(phrase))
+        return replace(self, words=words, phrase=set(phrase), described=False)
 
     @property
     def naming(self) -> set[int]:
@@ -222,9 +222,16 @@ def read_reference(
         inside = [k for k, span in enumerate(word_spans) if start <= span[0] and span[1] <= end]
         if inside:
             written.append((inside[0], inside[-1] + 1, text[start:end]))
-    reference = Reference(words, positions, kinds > 0 and not phrase, word_spans, phrase_spans, clauses, written)
-    reference.described = bool(phrase) and phrase <= described
-    return reference
+    return Reference(
+        words,
+        positions,
+        kinds > 0 and not phrase,
+        word_spans,
+        phrase_spans,
+        clauses,
+        written,
+        described=bool(phrase) and phrase <= described,
+    )
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
