@@ -103,6 +103,8 @@ CARDS = [
     ("ink-dark", "Style Ink Free Dark", "inkfree", "Dark", ["Ink-Free-Dark"], [], "", "2023-04-28"),
     # a model people describe rather than name
     ("trains", "kCuteTrains v1.0", "cutetrains", "v1.0", ["kcuteTr4in"], [], "toy locomotives", "2023-05-06"),
+    ("sugar", "糖画 | Sugar painting style", "sugar", "v1", ["tanghua"], [], "", "2023-04-01"),
+    ("candy", "Candy Shop", "candy", "v1", ["cshop"], [], "用糖做的画那么好 (a shop)", "2023-04-01"),
     # a kind word in the model's name and in one version's label
     (
         "lamp-lora",
@@ -359,3 +361,9 @@ def test_a_kind_word_ruled_out_is_read_in_the_version_label_before_the_name(chec
 )
 def test_versions_training_lengths_and_triggers_said_bare(checkin, request_text, expected):
     assert picked(checkin, request_text) == expected
+
+
+def test_a_name_inside_a_sentence_without_spaces_is_found(checkin):
+    # "就用糖画那款lora": the character pairs across words ("用糖", "画那") name nothing and must not hide "糖画"
+    assert picked(checkin, "就用糖画那款lora，画一条龙") == ("selected", "sugar")
+    assert picked(checkin, "用冰淇淋那个lora，画一条龙")[0] == "no_match"

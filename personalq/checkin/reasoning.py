@@ -6,7 +6,8 @@ window, a base model. The decision then reads the scores:
 
 - *no match* when nothing has real evidence: the best candidate's evidence is below ``MIN_EVIDENCE``, or it
   matches less than ``MIN_COVERAGE`` of the phrase the person used to name the model ("my moomin lora"), or less
-  than ``MIN_DESCRIBED_COVERAGE`` of a phrase describing what it draws ("the lora for cute little chibi tanks");
+  than ``MIN_DESCRIBED_COVERAGE`` of a phrase describing what it draws ("the lora for cute little chibi tanks") or
+  ``MIN_UNSPACED_COVERAGE`` of one in Chinese, Japanese or Thai ("用冰箱贴那个lora");
 - the *leaders* are the candidates within ``LEAD_RATIO`` of the best; inside one model, the versions with the
   most version evidence ("the heavy one") push out their siblings;
 - one leader is *selected*; recency words pick the extreme of what remains; several leaders need a question.
@@ -37,6 +38,7 @@ Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is r
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
+MIN_UNSPACED_COVERAGE = 0.3  # of a phrase in a script without spaces, whose pairs across words name nothing
 MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws: people paraphrase model pages
 LEAD_RATIO = 0.8  # a candidate this close to the best still leads
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
@@ -309,7 +311,10 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     candidates = ranking.candidates
     if not ranking.by_time_only:
         if ranking.reference.has_phrase:  # the words that named it must be found
-            least = MIN_DESCRIBED_COVERAGE if ranking.reference.described else MIN_COVERAGE
+            reference = ranking.reference
+            least = MIN_DESCRIBED_COVERAGE if reference.described else MIN_COVERAGE
+            if reference.unspaced:
+                least = min(least, MIN_UNSPACED_COVERAGE)
             candidates = [r for r in candidates if r.coverage >= least]
         else:  # nothing marked as the name: some identity field must match, tags and descriptions alone do not name
             candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]

@@ -93,6 +93,13 @@ class Reference:
     def has_phrase(self) -> bool:
         return bool(self.phrase)
 
+    @property
+    def unspaced(self) -> bool:
+        """Is the phrase mostly character pairs of a script written without spaces ("用冰箱贴那个")? Its pairs that
+        straddle words ("用冰", "贴那") name nothing, so less of it is found."""
+        pairs = sum(is_unspaced(self.words[k].forms[0]) for k in self.phrase)
+        return 2 * pairs > len(self.phrase)
+
     def with_phrase(self, phrase: set[int]) -> Reference:
         """The same words with ``phrase`` as the reference phrase, the others weighted as content."""
         words = [
