@@ -91,6 +91,8 @@ CARDS = [
     # lettered twins whose triggers differ in the letter only
     ("koi-a", "Neon Koi Style A, version 1", "neonkoi", "Style A, version 1", ["NeonKoi-6s-A"], [], "", "2023-03-01"),
     ("koi-b", "Neon Koi Style B, version 1", "neonkoi", "Style B, version 1", ["NeonKoi-6s-B"], [], "", "2023-03-01"),
+    ("koi-2", "Neon Koi Style NeonKoi-12s-v2", "neonkoi", "NeonKoi-12s-v2", ["NeonKoi-12s-v2"], [], "", "2023-04-01"),
+    ("pharaoh", "Pharaoh Style 2.1", "pharaoh", "V1.0", ["style-pharaoh_sd2"], [], "ancient egypt", "2023-04-02"),
     # numbered files: triggers with a step count, labels with a resolution
     ("owl-1", "snow-owl-embeddings-sd-v2-1 v1.1", "snowowl", "v1.1", ["sowl3-e2-1500"], [], "owls", "2023-03-24"),
     ("owl-2", "snow-owl-embeddings-sd-v2-1 v1.0", "snowowl", "v1.0", ["sowl3-e2-500"], [], "owls", "2023-03-24"),
@@ -367,3 +369,14 @@ def test_a_name_inside_a_sentence_without_spaces_is_found(checkin):
     # "就用糖画那款lora": the character pairs across words ("用糖", "画那") name nothing and must not hide "糖画"
     assert picked(checkin, "就用糖画那款lora，画一条龙") == ("selected", "sugar")
     assert picked(checkin, "用冰淇淋那个lora，画一条龙")[0] == "no_match"
+
+
+def test_a_label_that_runs_the_name_together_does_not_pick_its_version(checkin):
+    # "NeonKoi-12s-v2" repeats "Neon Koi" without spaces: the name's words do not make it the version meant
+    result = checkin.ask("neon koi style embedding, a pond at night", NOW)
+    assert result.status == "clarify" and len(result.options) == 3
+
+
+def test_a_bare_decimal_may_be_part_of_the_name(checkin):
+    assert picked(checkin, "pharaoh style 2.1, a cat on a throne") == ("selected", "pharaoh")
+    assert picked(checkin, "the second version of glimmerfox") == ("selected", "fox-2")  # an ordinal, not a decimal

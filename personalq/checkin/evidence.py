@@ -150,11 +150,13 @@ class SelectionIndex:
                     if weight * idf > target[token].get(i, (0.0, 0.0))[0]:
                         target[token][i] = (weight * idf, weight)
             # the words that tell this version from its siblings by its label; a word of the name ("Cutesy V1")
-            # names the model, not the version
+            # names the model, not the version, and so do its words run together ("TronLegacy" of "Tron Legacy Style")
             listing = self.family_of[i] in lists_versions and not repeats[i]
             name_words = set() if listing else fields["name"]
+            name = "" if listing else squash(model_name(cards[i]))
             for token in fields["version"] - common_label[self.family_of[i]] - name_words:
-                label_post[token].add(i)
+                if len(token) < 4 or token not in name:
+                    label_post[token].add(i)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
         self._mentions: dict[str, list[int]] = defaultdict(list)  # squashed whole names -> cards

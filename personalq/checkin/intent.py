@@ -131,6 +131,7 @@ class Intent:
     version_parts: tuple[int, ...] = ()
     version_qualifiers: list[str] = field(default_factory=list)
     version_order: Order | None = None  # "latest version", "first version"
+    version_bare: bool = False  # a decimal without "v" ("namoridane 5.0"): a model's name may say it too
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
     numbered: list[tuple[str, str]] = field(default_factory=list)  # "oot-32": (name, number)
@@ -258,6 +259,7 @@ def _read_versions(intent: Intent) -> None:
             if m.group("pre").lower() not in _NOT_A_NAME and not _overlaps(m.span("n"), spans):
                 intent.version_parts = tuple(int(p) for p in m.group("n").split("."))
                 intent.version = float(m.group("n"))
+                intent.version_bare = True
                 spans.append(m.span("n"))
                 intent.version_span = m.span("n")
                 break

@@ -154,7 +154,15 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         )
     if intent.version_parts:
         label = ".".join(str(p) for p in intent.version_parts)
-        steps.append((f"none of them has a version {label}", lambda c: version_matches(intent.version_parts, c)))
+        # a bare decimal may be the name's own ("Hamunaptra Style 2.1"), not a version ("RFKTR's Bontrex v1.5")
+        bare = intent.text[slice(*intent.version_span)] if intent.version_bare and intent.version_span else None
+        said = re.compile(rf"(?<![\w.]){re.escape(bare)}(?![\w.])") if bare else None
+        steps.append(
+            (
+                f"none of them has a version {label}",
+                lambda c: version_matches(intent.version_parts, c) or bool(said and said.search(c.name)),
+            )
+        )
     if created:
         label = " or ".join(dict.fromkeys(w.label.split()[0] if len(created) > 2 else w.label for w in created))
         steps.append(
