@@ -92,6 +92,26 @@ CARDS = [
     ("koi-a", "Neon Koi Style A, version 1", "neonkoi", "Style A, version 1", ["NeonKoi-6s-A"], [], "", "2023-03-01"),
     ("koi-b", "Neon Koi Style B, version 1", "neonkoi", "Style B, version 1", ["NeonKoi-6s-B"], [], "", "2023-03-01"),
     ("koi-2", "Neon Koi Style NeonKoi-12s-v2", "neonkoi", "NeonKoi-12s-v2", ["NeonKoi-12s-v2"], [], "", "2023-04-01"),
+    (
+        "statue-1",
+        "clay/glass statue style v1.0 clay statue",
+        "kiln",
+        "v1.0 clay statue",
+        ["kilnst"],
+        [],
+        "",
+        "2023-02-01",
+    ),
+    (
+        "statue-2",
+        "clay/glass statue style v2.0 glass statue",
+        "kiln",
+        "v2.0 glass statue",
+        ["kilnst"],
+        [],
+        "",
+        "2023-03-01",
+    ),
     ("pharaoh", "Pharaoh Style 2.1", "pharaoh", "V1.0", ["style-pharaoh_sd2"], [], "ancient egypt", "2023-04-02"),
     # numbered files: triggers with a step count, labels with a resolution
     ("owl-1", "snow-owl-embeddings-sd-v2-1 v1.1", "snowowl", "v1.1", ["sowl3-e2-1500"], [], "owls", "2023-03-24"),
@@ -380,3 +400,8 @@ def test_a_label_that_runs_the_name_together_does_not_pick_its_version(checkin):
 def test_a_bare_decimal_may_be_part_of_the_name(checkin):
     assert picked(checkin, "pharaoh style 2.1, a cat on a throne") == ("selected", "pharaoh")
     assert picked(checkin, "the second version of glimmerfox") == ("selected", "fox-2")  # an ordinal, not a decimal
+
+
+def test_words_said_of_the_version_pick_it_when_the_name_ties(checkin):
+    assert picked(checkin, "kiln's statue lora, the glass blowing version - a vase") == ("selected", "statue-2")
+    assert picked(checkin, "kiln's statue lora, a vase")[0] == "clarify"

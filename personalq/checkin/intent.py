@@ -47,6 +47,8 @@ _VERSION = re.compile(
 )
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
 _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
+# up to three words said of a version ("the wood carving version")
+_VERSION_WORDS = re.compile(r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b", re.I)
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
@@ -131,6 +133,7 @@ class Intent:
     version_parts: tuple[int, ...] = ()
     version_qualifiers: list[str] = field(default_factory=list)
     version_order: Order | None = None  # "latest version", "first version"
+    version_words: frozenset[str] = frozenset()  # words said of a version: "the wood carving version"
     version_bare: bool = False  # a decimal without "v" ("namoridane 5.0"): a model's name may say it too
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
@@ -192,6 +195,7 @@ def parse_intent(
     _read_times(intent)
     _read_versions(intent)
     _read_file_details(intent)
+    _read_version_words(intent)
     _read_qualifiers(intent, qualifiers)
     _read_order(intent)
     _read_styles(intent)
@@ -270,6 +274,14 @@ def _read_versions(intent: Intent) -> None:
     if (m := _LATEST_VERSION.search(text)) and not _overlaps(m.span(), spans):
         intent.version_order = "newest"
         spans.append(m.span())
+
+
+def _read_version_words(intent: Intent) -> None:
+    """The words a request says of the version it wants, before "version" or "edition" ("the wood carving
+    version", "the light version")."""
+    intent.version_words = frozenset(
+        word.lower() for m in _VERSION_WORDS.finditer(intent.text) for word in re.findall(r"[^\W_]+", m.group("what"))
+    )
 
 
 def _read_file_details(intent: Intent) -> None:

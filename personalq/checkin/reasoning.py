@@ -199,7 +199,12 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
 
 
 def _leaders(
-    candidates: list[Ranked], best: float, ratio: float, unique_word: float, reference: Reference
+    candidates: list[Ranked],
+    best: float,
+    ratio: float,
+    unique_word: float,
+    reference: Reference,
+    versioned: frozenset[str] = frozenset(),
 ) -> list[Ranked]:
     """The candidates within ``ratio`` of the best, less those another leader outdoes on what names them
     (the words of ``reference``'s phrase; for versions, the words that may name one)."""
@@ -222,6 +227,11 @@ def _leaders(
         if most_own >= margin:
             members = [r for r in members if r.own >= most_own - 1e-9]
         label_words = {r.card.id: len({words[k].forms[0] for k in r.labelled & naming}) for r in members}
+        if len(set(label_words.values())) == 1 and versioned:  # a tie: "the wood carving version" may still say
+            label_words = {
+                r.card.id: len({words[k].forms[0] for k in r.labelled if words[k].forms[0] in versioned})
+                for r in members
+            }
         most_labelled = max(label_words.values())
         kept.update(cid for cid, n in label_words.items() if n == most_labelled)
     return [r for r in leading if r.card.id in kept]
@@ -290,7 +300,12 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
     labelled = (
         set().union(
-            *(r.labelled for r in _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference))
+            *(
+                r.labelled
+                for r in _leaders(
+                    candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words
+                )
+            )
         )
         if not ranking.by_time_only
         else set()
@@ -302,7 +317,9 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     pool = (
         candidates
         if ranking.by_time_only
-        else _leaders(candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference)
+        else _leaders(
+            candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words
+        )
     )
     if steps and labelled - set().union(*(r.matched for r in pool)):
         return Decision(
