@@ -405,3 +405,10 @@ def test_a_bare_decimal_may_be_part_of_the_name(checkin):
 def test_words_said_of_the_version_pick_it_when_the_name_ties(checkin):
     assert picked(checkin, "kiln's statue lora, the glass blowing version - a vase") == ("selected", "statue-2")
     assert picked(checkin, "kiln's statue lora, a vase")[0] == "clarify"
+
+
+def test_regular_before_a_kind_word_is_not_a_name(checkin):
+    assert picked(checkin, "paper lantern, regular lora not the locon, a night market") == (
+        "selected",
+        "lamp-lora",
+    )

@@ -37,7 +37,7 @@ _PHRASE_STOPS = (
     frozenset(
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
-        "as but not no without some any".split()
+        "as but not no without some any regular normal standard plain usual".split()
     )
     | {""}
     | _DEMONSTRATIVES
