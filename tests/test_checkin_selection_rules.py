@@ -412,3 +412,25 @@ def test_regular_before_a_kind_word_is_not_a_name(checkin):
         "selected",
         "lamp-lora",
     )
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # after a name, "for ..." is the picture, not a description of the model
+        ("velvet dusk lora for kites over a lighthouse on a cliff", ("selected", "dusk")),
+    ],
+)
+def test_what_follows_a_named_kind_word_is_the_picture(checkin, request_text, expected):
+    assert picked(checkin, request_text) == expected
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("kite festival, the later version", "kite-2"),
+        ("kite festival but the earlier upload, not the latest", "kite-1"),
+    ],
+)
+def test_later_and_earlier_order_the_versions(checkin, request_text, expected):
+    assert picked(checkin, request_text) == ("selected", expected)

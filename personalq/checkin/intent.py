@@ -64,12 +64,12 @@ _LATEST_VERSION = re.compile(
     r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I
 )
 _NEWEST = re.compile(
-    r"\b(?:most\s+)?(?:latest|newest|newer|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
+    r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую",
     re.I,
 )
 _OLDEST = re.compile(
-    r"\b(?:oldest|older|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I
+    r"\b(?:oldest|older|earlier|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I
 )
 _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
 _LAST_USED = re.compile(

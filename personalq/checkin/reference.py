@@ -44,6 +44,7 @@ _PHRASE_STOPS = (
 )  # "": an action verb
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
+_FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by".split())
 _DETERMINERS = frozenset("my the your this that".split())
@@ -160,6 +161,7 @@ def read_reference(
     for i, word in enumerate(lowered):
         if word in KIND_WORDS:
             kinds += 1
+            before = set(phrase)
             j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
             while j >= 0 and not boundary_between(j, j + 1):
                 if (
@@ -181,7 +183,13 @@ def read_reference(
                     markers.add(j - 1)
             if word in _FOLLOWED_BY_NAME:
                 forward(i)
-            elif i + 1 < len(runs) and lowered[i + 1] in _DESCRIBING and not boundary_between(i, i + 1):
+            elif (
+                i + 1 < len(runs)
+                and lowered[i + 1] in _DESCRIBING
+                and not boundary_between(i, i + 1)
+                # "etrian odyssey lora for a party of adventurers": named already, what follows "for" is the picture
+                and not (phrase - before and lowered[i + 1] in _FOR_PICTURE)
+            ):
                 j = i + 2  # "the lora that makes cyborg zombies": the description to its end
                 while j < len(runs) and not boundary_between(j - 1, j):
                     if lowered[j] not in _PHRASE_STOPS and lowered[j] not in _DESCRIBING:
