@@ -35,6 +35,7 @@ from personalq.repository.versions import parse_version
 
 Status = Literal["selected", "clarify", "no_match"]
 Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is read in
+_SCOPE_FIELDS = {"label": ("version", "trigger"), "file": ("name", "version", "trigger")}  # "all": every field
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
@@ -98,11 +99,7 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
     (+ FastNegativeV2)" does not make every version the v2 one. Other words are read in the fields of ``scope``:
     ``"label"`` the version label and triggers, ``"file"`` the name too, ``"all"`` every field."""
     fields = card_fields(card)
-    tokens = {
-        "label": fields["version"] | fields["trigger"],
-        "file": fields["name"] | fields["version"] | fields["trigger"],
-        "all": set().union(*fields.values()),
-    }[scope]
+    tokens = set().union(*(fields[f] for f in _SCOPE_FIELDS.get(scope, fields)))
     for word in banned:
         if _VERSION_WORD.match(word):
             wanted = parse_version(word).parts
@@ -226,15 +223,17 @@ def _leaders(
         most_own = max(r.own for r in members)
         if most_own >= margin:
             members = [r for r in members if r.own >= most_own - 1e-9]
-        label_words = {r.card.id: len({words[k].forms[0] for k in r.labelled & naming}) for r in members}
+        label_words = _labelled_words(members, words, lambda k: k in naming)
         if len(set(label_words.values())) == 1 and versioned:  # a tie: "the wood carving version" may still say
-            label_words = {
-                r.card.id: len({words[k].forms[0] for k in r.labelled if words[k].forms[0] in versioned})
-                for r in members
-            }
+            label_words = _labelled_words(members, words, lambda k: words[k].forms[0] in versioned)
         most_labelled = max(label_words.values())
         kept.update(cid for cid, n in label_words.items() if n == most_labelled)
     return [r for r in leading if r.card.id in kept]
+
+
+def _labelled_words(members: list[Ranked], words: list, counted: Callable[[int], bool]) -> dict[str, int]:
+    """Per candidate, how many distinct request words (those ``counted``) its version label alone has."""
+    return {r.card.id: len({words[k].forms[0] for k in r.labelled if counted(k)}) for r in members}
 
 
 _NEGATED = re.compile(r"(?i)(?:\b(?:not|no|without|never)\b|n't\b)[^,;.!?]*$")  # a negation earlier in the clause
