@@ -74,19 +74,32 @@ def checkin(
         Optional[Path], typer.Option(help="predictions JSONL (with --method all: one file per method, suffixed)")
     ] = None,
     misses: Annotated[bool, typer.Option(help="list every miss with its reason after the tables")] = True,
+    scenes: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="side file of scene / drop / answer_drop annotations by instance_id (when the prompts lack them)"
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Run a selection method over every instance, write predictions, print the metrics table, a confusion table
-    (truth status x predicted status) per method and every miss with the reason the method gave."""
+    (truth status x predicted status) per method and every miss with the reason the method gave. Instances annotated
+    with ``scene`` and ``drop`` phrases also score the image prompt: kept, clean, both, and end to end."""
     from personalq.checkin.backends import make_checkin
     from personalq.eval.checkin_bench import evaluate, load_instances
-    from personalq.eval.checkin_metrics import RubricJudge, confusion_table, misses_table, table
+    from personalq.eval.checkin_metrics import (
+        RubricJudge,
+        confusion_table,
+        misses_table,
+        prompt_misses_table,
+        table,
+    )
     from personalq.rating.selection_methods import MethodUnavailable, make_method
     from personalq.repository.service import Repository
 
     settings = settings_for(home)
     repository = Repository(settings)
-    instances = load_instances(prompts)
+    instances = load_instances(prompts, scenes)
     names = ["checkin", "dense", "reranker", "random"] if method == "all" else [method]
     results: dict[str, dict | str] = {}
     for name in names:
@@ -105,6 +118,8 @@ def checkin(
     if misses:
         for name, result in scored.items():
             typer.echo("\n" + misses_table(name, result))
+            if "prompt_misses" in result:
+                typer.echo("\n" + prompt_misses_table(name, result))
 
 
 @app.command("taq")

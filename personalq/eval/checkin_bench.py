@@ -11,10 +11,24 @@ from tqdm import tqdm
 from personalq.eval.checkin_metrics import RubricJudge, metrics
 from personalq.rating.selection_methods import Method
 
+ANNOTATIONS = ("scene", "drop", "answer_drop")
 
-def load_instances(path: Path) -> list[dict]:
+
+def _read_jsonl(path: Path) -> list[dict]:
     with Path(path).open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_instances(path: Path, scenes: Path | None = None) -> list[dict]:
+    """The instances of a Repo-Prompts file, with the ``scene`` / ``drop`` / ``answer_drop`` annotations of a side
+    file (one object per instance, matched by ``instance_id``) merged in when one is given."""
+    instances = _read_jsonl(path)
+    if scenes is not None:
+        annotations = {a["instance_id"]: a for a in _read_jsonl(scenes)}
+        for instance in instances:
+            extra = annotations.get(instance["instance_id"], {})
+            instance.update({key: extra[key] for key in ANNOTATIONS if key in extra})
+    return instances
 
 
 def run(method: Method, instances: list[dict], out: Path | None = None) -> list[dict]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import numpy as np
 
 from personalq.checkin.lexicon import canonical_subject
@@ -70,6 +73,66 @@ class RubricJudge:
 STATUSES = ("selected", "clarify", "no_match")
 
 
+def prompt_metrics(instances: list[dict], predictions: list[dict], repository: Repository) -> dict:
+    """The image prompt judged with the selection, over the instances annotated with ``scene``: of the right
+    picks, the share whose prompt keeps the scene, leaks nothing, and both; and *end to end*, the share of requests
+    served: the right checkpoint with a good prompt, or an honest no-match. Empty when nothing is annotated."""
+    annotated = [(i, p) for i, p in zip(instances, predictions) if "scene" in i]
+    if not annotated:
+        return {}
+    right = [(i, p) for i, p in annotated if i["ground_truth"]["status"] != "no_match"]
+    right = [(i, p) for i, p in right if final_choice(p) == i["ground_truth"]["checkpoint_id"]]
+    cards = {c.id: c for c in repository.get_many({final_choice(p) for _, p in right})}
+    checks = [(i, prompt_check(i, final_prompt(p), cards[final_choice(p)].triggers)) for i, p in right]
+    good = {i["instance_id"] for i, c in checks if c["kept"] and c["clean"]}
+    served = [
+        i["instance_id"] in good or (i["ground_truth"]["status"] == "no_match" and p["status"] == "no_match")
+        for i, p in annotated
+    ]
+    rate = (lambda key: float(np.mean([c[key] for _, c in checks]))) if checks else (lambda key: float("nan"))
+    return {
+        "scene_kept": rate("kept"),
+        "prompt_clean": rate("clean"),
+        "prompt_good": float(len(good) / len(checks)) if checks else float("nan"),
+        "end_to_end": float(np.mean(served)),
+        "prompt_misses": [
+            {"id": i["instance_id"], "query": i["query"], "prompt": final_prompt(p) or "", **c}
+            for (i, c), (_, p) in zip(checks, right)
+            if not (c["kept"] and c["clean"])
+        ],
+    }
+
+
+def _normal(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text or "").casefold().split())
+
+
+def phrase_in(phrase: str, text: str) -> bool:
+    """Whether ``phrase`` stands in ``text`` as written (case and spacing aside), as whole words where it begins
+    or ends with a letter or digit of a spaced script ("v3" is not in "v30"; "雨天" is in "雨天的街道")."""
+    phrase, text = _normal(phrase), _normal(text)
+    if not phrase:
+        return True
+    body = r"\s+".join(re.escape(part) for part in phrase.split())
+    lead = r"(?<![a-z0-9])" if phrase[0].isascii() and phrase[0].isalnum() else ""
+    tail = r"(?![a-z0-9])" if phrase[-1].isascii() and phrase[-1].isalnum() else ""
+    return re.search(lead + body + tail, text) is not None
+
+
+def prompt_check(instance: dict, prompt: str | None, triggers: list[str]) -> dict:
+    """How the image prompt treats a request's annotations: ``kept`` every ``scene`` phrase, ``clean`` of every
+    ``drop`` (and ``answer_drop``) phrase once the chosen card's own trigger words are taken out (a drop phrase may
+    be the trigger the prompt must carry), with what was ``lost`` and what ``leaked``."""
+    prompt = prompt or ""
+    lost = [phrase for phrase in instance.get("scene") or [] if not phrase_in(phrase, prompt)]
+    rest = _normal(prompt)
+    for trigger in sorted(triggers, key=len, reverse=True):
+        rest = rest.replace(_normal(trigger), " ")
+    drops = [*(instance.get("drop") or []), *(instance.get("answer_drop") or [])]
+    leaked = [phrase for phrase in drops if phrase_in(phrase, rest)]
+    return {"kept": not lost, "clean": not leaked, "lost": lost, "leaked": leaked}
+
+
 def _correct(instance: dict, prediction: dict) -> bool:
     """The right status, and for a single match the right checkpoint (what overall accuracy counts)."""
     truth = instance["ground_truth"]
@@ -135,6 +198,7 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     for i, p in zip(instances, predictions):
         confusion[i["ground_truth"]["status"]][p["status"]] += 1
     return {
+        **prompt_metrics(instances, predictions, judge.repository),
         "instances": len(instances),
         "confusion": confusion,
         "misses": [miss for i, p in zip(instances, predictions) if (miss := _miss(i, p))],
@@ -167,6 +231,10 @@ ROWS = [
     ("trigger in prompt", "trigger_in_prompt"),
     ("intent score (rubric, 1-5)", "intent_score"),
     ("overall accuracy", "overall_accuracy"),
+    ("right picks: prompt keeps the scene", "scene_kept"),
+    ("right picks: prompt leaks no selection words", "prompt_clean"),
+    ("right picks: good prompt (both)", "prompt_good"),
+    ("end to end (right pick, good prompt; or no-match)", "end_to_end"),
     ("latency p50 (ms)", "latency_p50_ms"),
     ("latency p95 (ms)", "latency_p95_ms"),
 ]
@@ -176,6 +244,8 @@ def table(results: dict[str, dict | str]) -> str:
     names = list(results)
     lines = ["| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
     for label, key in ROWS:
+        if not any(isinstance(r, dict) and key in r for r in results.values()):
+            continue  # prompt rows need scene annotations
         cells = []
         for name in names:
             value = results[name]
@@ -207,6 +277,21 @@ def confusion_table(name: str, result: dict) -> str:
     ]
     for truth in STATUSES:
         lines.append(f"| {truth} | " + " | ".join(str(result["confusion"][truth][p]) for p in STATUSES) + " |")
+    return "\n".join(lines)
+
+
+def prompt_misses_table(name: str, result: dict) -> str:
+    """Every right pick whose prompt lost a scene phrase or leaked a selection phrase."""
+    misses = result.get("prompt_misses") or []
+    lines = [
+        f"{name}: {len(misses)} prompt misses",
+        "",
+        "| id | request | prompt | lost | leaked |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for miss in misses:
+        cells = [miss["id"], miss["query"], miss["prompt"], "; ".join(miss["lost"]), "; ".join(miss["leaked"])]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines)
 
 
