@@ -255,6 +255,16 @@ class SelectionIndex:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
 
+    def rarity(self, word: QueryWord) -> float:
+        """The inverse family frequency of ``word`` as written (no near spellings), the rarest word's for one no card
+        has: how much it reads as a name rather than a common word ("lilo" against "girl")."""
+        known = [self.idf[form] for form in word.forms if form in self.idf]
+        return max(known) if known else self.max_idf
+
+    def knows(self, word: QueryWord) -> bool:
+        """Does any card have ``word`` (or a near spelling) in any field?"""
+        return any(self._near(form) for form in word.forms)
+
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
         return squash(text) in self._files

@@ -290,6 +290,16 @@ def _what(ranking: Ranking) -> str:
     return " ".join(dict.fromkeys(named)) or "that"
 
 
+def _series_reason(ranking: Ranking, from_series: list[StoredCheckpoint]) -> str:
+    """ "No Ezio; from Assassin's Creed there is Altaïr v2.": what the series has, when the character is not there."""
+    words = ranking.reference.words
+    head = " ".join(words[k].forms[0] for k in sorted(ranking.reference.head))
+    series = " ".join(words[k].forms[0] for k in sorted(ranking.reference.series))
+    names = list(dict.fromkeys(c.name for c in from_series))
+    listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"No {head} in the repository; from {series} there is {listed}."
+
+
 def decide(intent: Intent, ranking: Ranking) -> Decision:
     """Select, clarify or no match from scored candidates (see the module docstring)."""
     candidates = _named_candidates(ranking)
@@ -344,6 +354,9 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
             candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]
         if not candidates:
             nearest = [r.card for r in ranking.candidates[:3]]
+            from_series = [r.card for r in ranking.candidates if r.of_series and r.coverage == 0.0]
+            if ranking.reference.series and from_series:
+                return Decision("no_match", [], _series_reason(ranking, from_series), from_series[:3])
             return Decision(
                 "no_match", [], f"No checkpoint in the repository is called or about {_what(ranking)}.", nearest
             )

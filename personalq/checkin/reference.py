@@ -12,6 +12,7 @@ inside a phrase they are the reason a request names nothing we have ("my moomin 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -48,6 +49,22 @@ _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by".split())
 _DETERMINERS = frozenset("my the your this that".split())
+# words that open what the picture shows around its subject: a request that marks no name opens with it before them
+SCENE_OPENERS = frozenset(
+    "on in at under over near beside inside outside against during through across around behind into onto above "
+    "below along among between beneath within toward towards while as with without wearing holding who that which "
+    "is are was doing and or but than like".split()
+)
+_INDEFINITE = frozenset("a an some".split())
+# words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
+PICTURE_NOUNS = frozenset(
+    "photo photograph picture pic portrait image painting drawing illustration sketch shot closeup close poster "
+    "wallpaper selfie scene view render".split()
+)
+# words that say where a character is from: the series follows ("albedo from genshin")
+_ORIGIN = frozenset("from".split())
+# words ending in "-ing" that are nouns of names rather than what a subject does
+_ING_NOUNS = frozenset("king viking ring wing thing string spring sterling darling sling morning evening".split())
 # words that may stand inside a name ("ghost in the shell", "lord of the rings")
 _CONNECTORS = frozenset("in of the and".split())
 # non-English kind words name the model after them ("лора panel houses")
@@ -67,6 +84,8 @@ STOPWORDS = (
 )
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
 ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
+# words that open a request before it names anything ("can you draw me ...", "pls")
+_LEADING = ACTION_VERBS | frozenset("can could you pls plz please want need id i'd would love".split())
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
@@ -89,6 +108,8 @@ class Reference:
     clauses: list[int] = field(default_factory=list)  # the clause (between commas, dashes, ...) of each word
     files: list[tuple[int, int, str]] = field(default_factory=list)  # words that wrote a trigger or label whole
     described: bool = False  # the phrase describes what the model draws ("the lora for chibi tanks"), not its name
+    head: set[int] = field(default_factory=set)  # the words before the scene begins ("toph" of "toph bending ...")
+    series: set[int] = field(default_factory=set)  # the words after "from" that say where the head is from
 
     @property
     def has_phrase(self) -> bool:
@@ -107,6 +128,12 @@ class Reference:
             w if k in phrase else replace(w, weight=min(w.weight, CONTENT_WEIGHT)) for k, w in enumerate(self.words)
         ]
         return replace(self, words=words, phrase=set(phrase), described=False)
+
+    @property
+    def head_phrase(self) -> set[int]:
+        """The words a request that marks no name most likely names its model with: the noun phrase it opens
+        with, and where that is from ("ryo yamada from bocchi the rock playing bass on stage")."""
+        return self.head | self.series
 
     @property
     def naming(self) -> set[int]:
@@ -230,6 +257,12 @@ def read_reference(
             positions.add(len(words) - 1)
             if is_unspaced(forms[0]):
                 positions.update(range(len(words) - len(forms), len(words)))
+    run_to_words: dict[int, list[int]] = defaultdict(list)
+    for k, word in enumerate(words):
+        run_to_words[word.position].append(k)
+    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
+    head = {k for i in head_runs for k in run_to_words.get(i, ())}
+    series = {k for i in series_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase)]
     clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
     written = []
@@ -246,7 +279,45 @@ def read_reference(
         clauses,
         written,
         described=bool(phrase) and phrase <= described,
+        head=head,
+        series=series,
     )
+
+
+def _opens_scene(word: str) -> bool:
+    """Does ``word`` open what the picture shows: a preposition, or what the subject is doing ("bending")?"""
+    return word in SCENE_OPENERS or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
+
+
+def _head(
+    text: str, runs: list, lowered: list[str], boundary_between: Callable[[int, int], bool]
+) -> tuple[set[int], set[int]]:
+    """The runs of the noun phrase a request opens with, up to where the scene begins, and those of the series
+    after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the rock")."""
+    i = 0
+    while i < len(runs) and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING) and lowered[i] not in _ORIGIN:
+        if lowered[i] in _INDEFINITE:  # "a violinist in front of ...": the picture comes first, not a name
+            return set(), set()
+        i += 1
+    if i < len(runs) and lowered[i] in PICTURE_NOUNS:  # "photo of my kitchen ...", "portrait of a girl ..."
+        return set(), set()
+
+    def run_until_scene(start: int) -> list[int]:
+        taken: list[int] = []
+        j = start
+        while j < len(runs) and not _opens_scene(lowered[j]) and lowered[j] not in _ORIGIN:
+            if taken and boundary_between(j - 1, j):
+                break
+            taken.append(j)
+            j += 1
+        return taken
+
+    head = run_until_scene(i)
+    series: list[int] = []
+    after = (head[-1] + 1) if head else i
+    if after < len(runs) and lowered[after] in _ORIGIN and not (head and boundary_between(head[-1], after)):
+        series = run_until_scene(after + 1)
+    return set(head), set(series)
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:

@@ -13,13 +13,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from personalq.checkin.evidence import SelectionIndex
+from personalq.checkin.evidence import Evidence, SelectionIndex
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import Reference
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
 WINDOW_LIMIT = 400
+HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken as the name (reasoning's MIN_COVERAGE)
+NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
+SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Ranked:
     matched: frozenset[int] = frozenset()  # request words it matched
     labelled: frozenset[int] = frozenset()  # request words found in its version label alone
     strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
+    of_series: bool = True  # matches the series the request says its subject is from ("albedo from genshin")
 
     @property
     def total(self) -> float:
@@ -138,6 +142,32 @@ def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
     return clauses[spelled.pop()] if len(spelled) == 1 else set()
 
 
+def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) -> bool:
+    """Is the noun phrase a request opens with the name of what it wants? When some card is called by most of it
+    ("lilo with butterfly wings in a flower field": Lilo, not a "butterfly wings" model), or when it is short and
+    has a word no card has ("goku training on a mountain": a model we do not have, whatever the scene's words
+    would find)."""
+    if len(evidence.coverage) and float(evidence.coverage.max()) >= HEAD_COVERAGE:
+        return True
+    words = [headed.words[k] for k in headed.phrase]
+    return len(words) <= SHORT_HEAD and any(not index.knows(w) for w in words)
+
+
+def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> None:
+    """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
+    Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
+    and, where the repository knows the series, a candidate must be from it ("albedo from
+    genshin" is not Overlord's Albedo). A candidate failing either keeps its score, with no coverage."""
+    named = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in reference.head)
+    head = index.score(reference.words, reference.head).coverage
+    series = index.score(reference.words, reference.series).coverage
+    known = len(series) and float(series.max()) >= HEAD_COVERAGE
+    for r in candidates:
+        i = index.position[r.card.id]
+        r.of_series = not known or series[i] >= HEAD_COVERAGE
+        r.coverage = (min(r.coverage, float(head[i])) if named else r.coverage) if r.of_series else 0.0
+
+
 def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     """Score every checkpoint against the reference words; keep those with any evidence, best first."""
     if not reference.words or (reference.names_nothing and timed(intent)):
@@ -148,6 +178,11 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     if clause:
         reference = reference.with_phrase(clause)
         evidence = index.score(reference.words, reference.phrase, reference.files)
+    elif not reference.phrase and reference.head_phrase:
+        headed = reference.with_phrase(reference.head_phrase)
+        trial = index.score(headed.words, headed.phrase, headed.files)
+        if _head_names(index, headed, trial):
+            reference, evidence = headed, trial
     candidates = [
         Ranked(
             index.cards[i],
@@ -160,6 +195,8 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
         )
         for i, words in evidence.matched.items()
     ]
+    if reference.series and reference.phrase == reference.head_phrase:
+        _from_series(index, reference, candidates)
     unique = index.max_idf
     if intent.used or intent.used_order:  # the index's cards may predate their last use
         fresh = {c.id: c for c in cache.get_many([r.card.id for r in candidates])}

@@ -1,0 +1,92 @@
+"""Check-in on character and series models, on invented Civitai-shaped cards: the name a request opens with is the
+model it means, scene words that name other models stay scene, and a series present without the character asked for
+is an honest no match that says what the series has."""
+
+import datetime as dt
+
+import pytest
+from factories import write_card
+
+from personalq.checkin.agent import CheckIn
+from personalq.repository.service import Repository
+
+NOW = dt.datetime(2024, 3, 1, 12)
+# id, name, family, version, triggers, tags, created
+CARDS = [
+    (
+        "lyra",
+        "Lyra Venn | Starfall Saga",
+        "lyra",
+        "v1.0",
+        ["lyravenn"],
+        ["character", "starfall saga", "girl"],
+        "2023-05-02",
+    ),
+    ("vessa", "Vessa Quill", "vessa", "v2", ["vessaq"], ["character", "overcast", "girl"], "2023-06-02"),
+    ("window-1", "Window Light v1", "window", "v1", ["winlight"], ["concept", "lighting"], "2023-03-01"),
+    ("window-2", "Window Light v2", "window", "v2", ["winlight"], ["concept", "lighting"], "2023-04-01"),
+    ("mountain", "Mountain Vista", "mountain", "v1", ["mtvista"], ["background", "landscape"], "2023-02-01"),
+    ("umbrella", "Paper Umbrella", "umbrella", "v1", ["pumbrella"], ["concept", "props"], "2023-02-03"),
+    ("tomas", "Tomas Reyes (Overcast)", "tomas", "v1", ["tomasr"], ["character", "overcast", "boy"], "2023-01-01"),
+]
+
+
+@pytest.fixture
+def checkin(settings, tmp_path):
+    for cid, name, family, version, triggers, tags, created in CARDS:
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=name,
+            family=family,
+            version=version,
+            triggers=triggers,
+            tags=tags,
+            subjects=[],
+            styles=[],
+            created_at=created,
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    return CheckIn(repository)
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("vessa standing by a window", "vessa"),  # "window" names a concept model, but the request opens with Vessa
+        ("lyra venn holding a paper umbrella in the rain", "lyra"),
+        ("vessa quill walking past a mountain vista at dawn", "vessa"),
+    ],
+)
+def test_scene_words_that_name_another_model_stay_scene(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", expected)
+
+
+def test_a_series_present_without_the_character_is_no_match_that_offers_the_series(checkin):
+    result = checkin.ask("korvin from starfall saga reading in a library", NOW)
+    assert result.status == "no_match"
+    assert "from starfall saga there is Lyra Venn | Starfall Saga" in result.reason
+    assert [a.checkpoint_id for a in result.alternatives] == ["lyra"]
+
+
+def test_a_character_of_another_series_is_not_the_one_meant(checkin):
+    # Vessa is from Overcast: "vessa from starfall saga" names a Vessa the repository does not have
+    assert checkin.ask("vessa from starfall saga on a rooftop", NOW).status == "no_match"
+    assert checkin.ask("vessa from overcast on a rooftop", NOW).checkpoint_id == "vessa"
+
+
+def test_a_name_no_card_has_is_no_match_whatever_the_scene_names(checkin):
+    result = checkin.ask("korvin training on a mountain vista", NOW)
+    assert result.status == "no_match"
+
+
+def test_a_role_from_a_series_is_its_character(checkin):
+    result = checkin.ask("the girl from starfall saga sitting on a train", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "lyra")
+
+
+def test_a_request_that_opens_with_the_picture_still_finds_the_model_named_later(checkin):
+    result = checkin.ask("a lighthouse keeper on a stormy night, mountain vista", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "mountain")
