@@ -11,6 +11,7 @@ import pytest
 from factories import write_card
 
 from personalq.checkin.agent import CheckIn
+from personalq.checkin.rewrite import rewrite_prompt
 from personalq.repository.service import CheckpointFilter, Repository
 
 NOW = dt.datetime(2024, 3, 1, 12)
@@ -373,7 +374,9 @@ def test_nasty_strings_in_cards_and_requests_never_crash(settings, tmp_path):
             if result.status == "clarify":
                 checkin.answer(result.session, nasty)
     chosen = checkin.ask("a castle, trig0", NOW)
-    assert chosen.status == "selected" and chosen.prompt.startswith(NASTY[0])  # the trigger went in verbatim
+    assert (chosen.status, chosen.prompt) == ("selected", "a castle, trig0")  # the trained word the request said
+    card = repository.get(chosen.checkpoint_id)
+    assert rewrite_prompt("a castle", card).startswith(NASTY[0])  # a trigger goes in verbatim, never as a template
 
 
 def test_repo_list_filters_by_creator(checkin, settings):

@@ -19,8 +19,14 @@ from rapidfuzz import fuzz, process
 from personalq.checkin.clarify import Option, ask, pick_by_words
 from personalq.checkin.intent import Intent, option_position, parse_intent, prompt_text
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
-from personalq.checkin.reference import Reference, naming_spans, read_reference, reference_spans
-from personalq.checkin.retrieval import CardCache, Ranking, among, retrieve
+from personalq.checkin.reference import (
+    Reference,
+    name_position,
+    naming_spans,
+    read_reference,
+    reference_spans,
+)
+from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, retrieve
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionState, SessionStore
 from personalq.checkin.tokens import words
@@ -85,8 +91,16 @@ class InvalidRequest(ValueError):
     """A request Check-in cannot work with (empty, absurdly long); the message is for the person."""
 
 
+# a WebUI network tag in a request: "<lora:mochiCorgi_v2:0.8> mochicorgi sitting in a park"
+_WEBUI_NETWORK = re.compile(r"<(?P<kind>lora|lyco|locon):(?P<name>[^:<>]+)(?::[^<>]*)?>", re.I)
+
+
 def _clean(text: str) -> str:
     text = " ".join(unicodedata.normalize("NFKC", text or "").split())
+    # a network tag names its model as "NAME lora" does: selection reads the name, the prompt drops it with its
+    # kind word, and nothing half-cut ("< :name:0.8>") reaches the picture
+    text = _WEBUI_NETWORK.sub(lambda m: f", {m.group('name').replace('_', ' ').strip()} lora, ", text)
+    text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
     if len(text) > MAX_QUERY_CHARS:
@@ -196,9 +210,12 @@ class CheckIn:
         """What the first message asks to draw: without its selection phrases and the words that named
         ``card``, with the card's trigger put in."""
         intent, reference = self._understand(query, now)
+        if reference.words:
+            reference, _ = named_by(self.cache.index(), reference)
         if card is None:
             return prompt_text(intent, reference_spans(reference))
-        return rewrite_prompt(prompt_text(intent, naming_spans(reference, card)), card)
+        text = prompt_text(intent, naming_spans(reference, card), name_position(reference))
+        return rewrite_prompt(text, card, request=query)
 
     def _finish(
         self,

@@ -81,8 +81,8 @@ _NEGATION = re.compile(
     re.I,
 )
 _FILLER = re.compile(
-    r"\b(?:please|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|dreambooth|"
-    r"embedding|i used)\b",
+    r"\b(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|"
+    r"dreambooth|embedding|i used)\b",
     re.I,
 )
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
@@ -98,7 +98,7 @@ _DANGLING = re.compile(
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
 _LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?"
-    r"(?:generate|make|create|render|draw|paint|show me|give me|i want|i'd like)\s+(?:me\s+)?",
+    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like)\s+(?:me\s+)?",
     re.I,
 )
 _STOP = frozenset(
@@ -112,6 +112,26 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'+.-]*[a-z0-9]|[a-z0-9]", re.I)
 _CONTEXT = re.compile(
     r"\b(?:on|in|at|near|under|over|by|beside|inside|against|during|wearing|holding|sitting|standing|running|"
     r"eating|playing|riding|walking|flying|swimming|sleeping|with)\b.*$",
+    re.I,
+)
+
+
+# talk about which version, said around a version's words: "the reanime version", "the version that has ...",
+# "the halloween version of"; the words stay evidence, the talk leaves the prompt
+_NOT_A_LABEL_WORD = r"(?!(?:a|an|in|on|at|with|of|and|to|for|from|by|is|it|my)\b)"
+_VERSION_TALK = re.compile(
+    rf"(?:\bthe\s+)?(?:{_NOT_A_LABEL_WORD}[^\W_][\w'-]*\s+){{0,2}}(?:version|edition|variant)s?"
+    r"(?:\s+(?:of|that\s+(?:has|have|does|is|can)|which\s+(?:has|is)|with))?\b"
+    r"|\b(?:the\s+)?(?:version|edition|variant)\s+(?:that|which)\s+(?:has|have|does|is|can)\b"
+    r"|\bthe\s+original\b(?=\s*(?:[,.;:!?]|$|,?\s+not\b))"
+    # "the flat-color one", "the 6500 steps one"
+    rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)",
+    re.I,
+)
+# a negative embedding's placement: "put X in the negatives", "X as negative"
+_NEGATIVE_TALK = re.compile(
+    r"\b(?:put\s+(?:[\w.-]+\s+){0,3}?)?"
+    r"(?:in(?:to)?\s+(?:the\s+|my\s+)?negatives?(?:\s+prompt)?|as\s+(?:a\s+)?negative(?:\s+(?:embedding|prompt))?)\b",
     re.I,
 )
 
@@ -140,6 +160,7 @@ class Intent:
     numbered: list[tuple[str, str]] = field(default_factory=list)  # "oot-32": (name, number)
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
+    talk_spans: list[tuple[int, int]] = field(default_factory=list)  # selection talk still read as evidence
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
     version_span: tuple[int, int] | None = None  # where a version number was named ("hanfu lora v3.0-ming")
     dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
@@ -202,7 +223,15 @@ def parse_intent(
     subject_spans = _read_subjects(intent)
     intent.selection_spans = [span for span in intent.selection_spans if span not in files]
     _read_words(intent, subject_spans)
+    _read_talk(intent)
     return intent
+
+
+def _read_talk(intent: Intent) -> None:
+    """Phrases that only talk about which file ("the reanime version", "in the negatives"): the prompt leaves
+    them out, though their words still say which checkpoint."""
+    for pattern in (_VERSION_TALK, _NEGATIVE_TALK):
+        intent.talk_spans.extend(m.span() for m in pattern.finditer(intent.text))
 
 
 _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
@@ -406,23 +435,37 @@ def _inside_compound(text: str, start: int, end: int) -> bool:
     return (start > 0 and text[start - 1] == "_") or text[end : end + 1] == "_"
 
 
-def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
+def _lead_in(text: str, start: int, keep_determiner: bool) -> str:
+    """The words before ``start`` that only lead into the span there ("created in", "of my"); but "my" or "the"
+    before the name the trigger replaces stay its determiner ("my dog" -> "a <biscuit-v2>")."""
+    lead = _DANGLING.search(text[:start]).group(0)
+    return re.sub(r"(?i)\b(?:the|my)\s+$", "", lead) if keep_determiner else lead
+
+
+SLOT = "\ue000"  # where the words that named the checkpoint stood: its trigger goes there
+
+
+def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slot: int | None = None) -> str:
     """The request with its selection phrases (and the ``naming`` spans: the words that named the
-    checkpoint) removed: what the image should show."""
+    checkpoint) removed: what the image should show. The cut that holds character ``slot`` leaves :data:`SLOT`
+    in its place, for the trigger to stand where the person named the model ("my dog on a beach" -> "a SLOT on
+    a beach")."""
     text = intent.text
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
     cuts = [
-        (start - len(_DANGLING.search(text[:start]).group(0)), end)
-        for start, end in [*intent.selection_spans, *naming]
+        (start - len(_lead_in(text, start, keep_determiner=slot is not None and start <= slot < end)), end)
+        for start, end in [*intent.selection_spans, *intent.talk_spans, *naming]
         if not _inside_compound(text, start, end)
     ]
     for start, end in reversed(_merge(cuts)):
-        text = text[:start] + " " + text[end:]
+        text = text[:start] + (f" {SLOT} " if slot is not None and start <= slot < end else " ") + text[end:]
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
+    text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
+    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"\b(?:of|from|in|on|at|with|using|by)\s*$", "", text).strip(" ,.;:-")
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
@@ -430,6 +473,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = ()) -> str:
     names_thing = bool(intent.subjects) or singular(first) in intent.terms
     if (
         text
+        and not text.startswith(SLOT)
         and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text)
         and names_thing
         and first not in intent.styles

@@ -173,11 +173,19 @@ def read_reference(
     kinds = 0
 
     def forward(i: int) -> None:
-        """Collect the name after run ``i`` ("use ArtDecoAI", "with my wano style lora", "hahafofo's big head")."""
+        """Collect the name after run ``i`` ("use ArtDecoAI", "with my wano style lora", "hahafofo's big head"), up
+        to where the scene begins ("murky's cammy doing pushups"); "by the window" names no creator."""
         j = i + 1
         if j < len(runs) and lowered[j] in _DETERMINERS and not boundary_between(i, j):
+            if lowered[i] == "by":
+                return
             j += 1
-        while j < len(runs) and not boundary_between(j - 1, j) and lowered[j] not in _PHRASE_STOPS:
+        while (
+            j < len(runs)
+            and not boundary_between(j - 1, j)
+            and lowered[j] not in _PHRASE_STOPS
+            and not (j > i + 1 and _opens_scene(lowered[j]))
+        ):
             if lowered[j] in KIND_WORDS:
                 markers.add(j)
                 break
@@ -321,20 +329,28 @@ def _head(
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
-    """Where the request named ``card``: its reference phrases, and any word of the card's name, creator,
-    version or trigger outside them, except the card's subjects, which the prompt rewrite turns into the
-    trigger ("my teddy bear" -> "<bear-v4>")."""
+    """Where the request named ``card``: its reference phrase with the kind and naming words around it, and the
+    card's creator anywhere; the phrase's other words stay ("doing homework by the window" is the picture even
+    when the card's tags say "window"). A request that marks no phrase loses every word of the card's name,
+    creator, version or trigger but its subjects, which the prompt rewrite turns into the trigger ("teddy bear"
+    -> "<bear-v4>"): nothing else says which words named it."""
     fields = card_fields(card)
-    naming = fields["name"] | fields["creator"] | fields["version"] | fields["trigger"]
-    kept = {w for phrase in subject_phrases(card) for w in words_in(phrase)} | fields["subject"]
+    if reference.phrase:
+        naming, kept = fields["creator"], set()
+    else:
+        naming = fields["name"] | fields["creator"] | fields["version"] | fields["trigger"]
+        kept = {w for phrase in subject_phrases(card) for w in words_in(phrase)} | fields["subject"]
     naming -= kept
     spans_ = list(reference.phrase_spans)
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
-        if k in reference.phrase and not kept.intersection(word.forms):
-            spans_.append(span)
-        elif not is_unspaced(word.forms[0]) and naming.intersection(word.forms):
+        if k in reference.phrase or (not is_unspaced(word.forms[0]) and naming.intersection(word.forms)):
             spans_.append(span)
     return spans_
+
+
+def name_position(reference: Reference) -> int | None:
+    """Where the phrase that named the model begins (the trigger goes there), if the request marks one."""
+    return min((reference.spans[k][0] for k in reference.phrase), default=None)
 
 
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
@@ -394,6 +410,7 @@ __all__ = [
     "KIND_WORDS",
     "Reference",
     "STOPWORDS",
+    "name_position",
     "naming_spans",
     "read_reference",
     "reference_spans",

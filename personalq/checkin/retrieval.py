@@ -168,11 +168,11 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         r.coverage = (min(r.coverage, float(head[i])) if named else r.coverage) if r.of_series else 0.0
 
 
-def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
-    """Score every checkpoint against the reference words; keep those with any evidence, best first."""
-    if not reference.words or (reference.names_nothing and timed(intent)):
-        return by_time(cache, intent, reference)
-    index = cache.index()
+def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Evidence]:
+    """The request's reference read against the repository: the phrase it marks, else the one clause a card's name
+    spells out whole, else the noun phrase it opens with when that names a model (:func:`_head_names`); with the
+    evidence of every card for it. Selection and the image prompt both take the words that named the model from
+    here, so they agree on them."""
     evidence = index.score(reference.words, reference.phrase, reference.files)
     clause = _naming_clause(reference, evidence.named.values())
     if clause:
@@ -183,6 +183,15 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
         trial = index.score(headed.words, headed.phrase, headed.files)
         if _head_names(index, headed, trial):
             reference, evidence = headed, trial
+    return reference, evidence
+
+
+def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
+    """Score every checkpoint against the reference words; keep those with any evidence, best first."""
+    if not reference.words or (reference.names_nothing and timed(intent)):
+        return by_time(cache, intent, reference)
+    index = cache.index()
+    reference, evidence = named_by(index, reference)
     candidates = [
         Ranked(
             index.cards[i],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from personalq.checkin.intent import SLOT
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS, canonical_subject
 from personalq.repository.card import StoredCheckpoint
 
@@ -57,8 +58,39 @@ def is_style_checkpoint(card: StoredCheckpoint) -> bool:
     return not card.subjects or "style" in [t.lower() for t in card.tags] or card.name.lower().endswith(" style")
 
 
-def rewrite_prompt(prompt: str, card: StoredCheckpoint) -> str:
-    trigger = card.canonical_trigger
+def prompt_trigger_for(card: StoredCheckpoint, prompt: str) -> str | None:
+    """The trained word the prompt should carry: one the prompt already says ("autumn" of a LoRA trained with a word
+    per season, for "an autumn lake"), else the card's first (see :attr:`Card.prompt_triggers`)."""
+    triggers = card.prompt_triggers
+    said = [t for t in triggers if re.search(rf"(?<![\w<-]){re.escape(t)}(?![\w>-])", prompt, re.I)]
+    return (said or triggers or [None])[0]
+
+
+def _fill_slot(prompt: str, card: StoredCheckpoint, request: str) -> str:
+    """The trigger where the name stood, or nothing there when the prompt already says a trained word. A trigger
+    that opens the picture as its subject takes an article, as DreamBooth's "a <t> dog" does ("a <corgi-v3> in the
+    park"); one that was a clause of its own ("zharbor, fishing boats at dawn") or names a style does not."""
+    trigger = prompt_trigger_for(card, request or prompt.replace(SLOT, " "))
+    said = not trigger or trigger.lower() in prompt.lower()
+    if not said and re.match(rf"{SLOT}\s*\w", prompt) and not is_style_checkpoint(card):
+        prompt = "a " + prompt
+    text = prompt.replace(SLOT, "" if said else trigger)
+    text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
+    text = re.sub(r"^(?:an?|the)\s*(?=[,.;:]|$)", "", text).strip(" ,.;:-")
+    if not said:
+        text = re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", text)
+    return text or (f"a photo of {trigger}" if trigger else "")
+
+
+def rewrite_prompt(prompt: str, card: StoredCheckpoint, request: str = "") -> str:
+    """``prompt`` with ``card``'s trigger put in once: where the person named the model when the prompt keeps
+    that place (:data:`~personalq.checkin.intent.SLOT`), else for the card's subject noun ("my dog" ->
+    "<biscuit-v2>"), in front, or as "in <trigger> style" for a style; unchanged when it already says a trained
+    word or the card has none. The trained word is the one the ``request`` said, when it said one ("autumn" of a
+    LoRA with a word per season)."""
+    if SLOT in prompt:
+        return _fill_slot(prompt, card, request)
+    trigger = prompt_trigger_for(card, prompt)
     if not trigger:
         return prompt
     if trigger.lower() in prompt.lower():

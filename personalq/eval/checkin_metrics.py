@@ -83,7 +83,7 @@ def prompt_metrics(instances: list[dict], predictions: list[dict], repository: R
     right = [(i, p) for i, p in annotated if i["ground_truth"]["status"] != "no_match"]
     right = [(i, p) for i, p in right if final_choice(p) == i["ground_truth"]["checkpoint_id"]]
     cards = {c.id: c for c in repository.get_many({final_choice(p) for _, p in right})}
-    checks = [(i, prompt_check(i, final_prompt(p), cards[final_choice(p)].triggers)) for i, p in right]
+    checks = [(i, prompt_check(i, final_prompt(p), cards[final_choice(p)].trigger_words)) for i, p in right]
     good = {i["instance_id"] for i, c in checks if c["kept"] and c["clean"]}
     served = [
         i["instance_id"] in good or (i["ground_truth"]["status"] == "no_match" and p["status"] == "no_match")
@@ -182,11 +182,9 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     finals = [(final_choice(p), final_prompt(p)) for p in predictions]
     finals = [(c, pr) for c, pr in finals if c]
     cards = {c.id: c for c in judge.repository.get_many({c for c, _ in finals})}
-    with_trigger = [
-        (c, pr) for c, pr in finals if cards[c].canonical_trigger
-    ]  # a card without one cannot be rewritten
+    with_trigger = [(c, pr) for c, pr in finals if cards[c].prompt_triggers]  # a card without one cannot be rewritten
     trigger_rate = (
-        np.mean([bool(pr) and cards[c].canonical_trigger in pr for c, pr in with_trigger])
+        np.mean([bool(pr) and any(t in pr for t in cards[c].prompt_triggers) for c, pr in with_trigger])
         if with_trigger
         else float("nan")
     )

@@ -76,6 +76,27 @@ def derive_subjects(name: str, tags: list[str], description: str) -> list[str]:
     return out[:12]
 
 
+_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|hypernet|embedding):[^>]*>", re.I)
+_WEBUI_ESCAPE = re.compile(r"\\([()\[\]{}:])")
+# booru tags that say what the training images showed, not who: never the identity of a tag list
+_GENERIC_TAGS = re.compile(
+    r"^(?:\d+\+?(?:girls?|boys?|others?)|solo|solo focus|masterpiece|best quality|high quality|highres|absurdres|"
+    r"looking at viewer|simple background|white background|upper body|full body|portrait|smile|open mouth)$",
+    re.I,
+)
+
+
+def prompt_trigger(trained: str) -> str:
+    """One trained word as an image prompt takes it: WebUI network tags (``<lora:name:1>``) dropped, WebUI escapes
+    undone (``sugimori ken \\(style\\)`` -> ``sugimori ken (style)``), and of a tag list ("hmmisaki, 1girl, long hair,
+    pleated skirt, ...") its identity tag, the first that is not generic: the other tags describe the training
+    images and would contradict the outfit or scene a person asks for."""
+    text = _WEBUI_ESCAPE.sub(r"\1", _WEBUI_NETWORK.sub(" ", trained or ""))
+    tags = [" ".join(tag.split()) for tag in text.split(",")]
+    tags = [tag for tag in tags if tag]
+    return next((tag for tag in tags if not _GENERIC_TAGS.match(tag)), tags[0] if tags else "")
+
+
 class Card(BaseModel):
     """A checkpoint card as described in DESIGN.md; validation errors name the offending field."""
 
@@ -152,6 +173,17 @@ class Card(BaseModel):
     @property
     def canonical_trigger(self) -> str | None:
         return self.triggers[0] if self.triggers else None
+
+    @property
+    def prompt_triggers(self) -> list[str]:
+        """The trained words as an image prompt takes them (see :func:`prompt_trigger`), in card order, each once."""
+        return list(dict.fromkeys(w for w in (prompt_trigger(t) for t in self.triggers) if w))
+
+    @property
+    def trigger_words(self) -> list[str]:
+        """Every text that marks this checkpoint in a prompt: the trained words as written and as prompts take them
+        (what TAQ keeps in full precision)."""
+        return list(dict.fromkeys([*self.triggers, *self.prompt_triggers]))
 
     @property
     def version_info(self):

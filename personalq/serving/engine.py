@@ -348,7 +348,7 @@ class Engine:
                 mask = (
                     None
                     if variant is None
-                    else token_mask(pipe.tokenizer, negatives + prompts, checkpoint.triggers, variant.config.mode)
+                    else token_mask(pipe.tokenizer, negatives + prompts, checkpoint.trigger_words, variant.config.mode)
                 )
                 generators = [torch.Generator(self.device).manual_seed(p.seed) for p in params]
                 single = len(prompts) == 1

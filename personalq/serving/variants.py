@@ -128,11 +128,12 @@ def produce_variant(
     observer = None
     with applied(pipe, checkpoint) as p:
         if config.needs_calibration:
-            prompts = calibration_prompts(checkpoint.canonical_trigger, calibration_subject(checkpoint), captions)
+            trigger = (checkpoint.prompt_triggers or [checkpoint.canonical_trigger])[0]
+            prompts = calibration_prompts(trigger, calibration_subject(checkpoint), captions)
             observer = calibrate(
                 p,
                 prompts,
-                checkpoint.triggers,
+                checkpoint.trigger_words,
                 steps=calibration_steps,
                 timestep_groups=config.timestep_groups,
                 keep_inputs=8 if config.rounding == "adaround" else 0,
