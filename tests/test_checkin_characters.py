@@ -28,6 +28,12 @@ CARDS = [
     ("mountain", "Mountain Vista", "mountain", "v1", ["mtvista"], ["background", "landscape"], "2023-02-01"),
     ("umbrella", "Paper Umbrella", "umbrella", "v1", ["pumbrella"], ["concept", "props"], "2023-02-03"),
     ("tomas", "Tomas Reyes (Overcast)", "tomas", "v1", ["tomasr"], ["character", "overcast", "boy"], "2023-01-01"),
+    ("hoshi", "Kirameki no Hoshi", "hoshi", "v1", ["kirahoshi"], ["character"], "2023-02-02"),
+    ("hoshi-alt", "Hoshi Alt", "hoshialt", "v1", ["hoshialt"], ["character"], "2023-02-03"),
+    ("zombies", "Zombies Horde", "zombies", "v1", ["zhorde"], ["concept"], "2023-02-04"),
+    ("nilla-1", "Nilla Brook v1", "nilla", "v1", ["nillab"], ["character"], "2022-10-01"),
+    ("nilla-2", "Nilla Brook v2", "nilla", "v2", ["nillab"], ["character"], "2023-03-01"),
+    ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
 ]
 
 
@@ -90,3 +96,25 @@ def test_a_role_from_a_series_is_its_character(checkin):
 def test_a_request_that_opens_with_the_picture_still_finds_the_model_named_later(checkin):
     result = checkin.ask("a lighthouse keeper on a stormy night, mountain vista", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "mountain")
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a Japanese "no" between two words of a name rules nothing out
+        ("kirameki no hoshi giving a speech to a crowd", "hoshi"),
+        # "by" before a word no creator has is the picture's
+        ("vessa quill surrounded by zombies, eating a potato", "vessa"),
+        # a season said of the picture is no date of the model
+        ("nilla brook v1 walking down a paris street in autumn", "nilla-1"),
+        # "pls" after a version is no part of the name
+        ("nilla brook v3 pls, girl holding a paper lantern", "nilla-3"),
+        # the n-th version in other languages, and a kind word followed by "de" and the name
+        ("la segunda versión del lora de nilla brook, regando flores en el pueblo", "nilla-2"),
+        ("usa el lora de vessa quill, tirando con arco en el bosque", "vessa"),
+        ("nilla brook第二版，在演唱会上唱歌", "nilla-2"),
+    ],
+)
+def test_names_versions_and_scenes_read_across_languages(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", expected)

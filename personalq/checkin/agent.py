@@ -132,6 +132,7 @@ class CheckIn:
             intent.style_spans,
             intent.version_span,
             names=index.names,
+            creators=index.is_creator,
             files=files,
         )
 

@@ -119,6 +119,7 @@ class SelectionIndex:
         self.position = {c.id: i for i, c in enumerate(cards)}
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
+        self._creators = set().union(*(fields["creator"] for fields in per_card))
         common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
         common_label = self._family_common(per_card, self.family_of, ("version",))
         repeats = [_repeats_name(card, fields) for card, fields in zip(cards, per_card)]
@@ -260,6 +261,10 @@ class SelectionIndex:
         has: how much it reads as a name rather than a common word ("lilo" against "girl")."""
         known = [self.idf[form] for form in word.forms if form in self.idf]
         return max(known) if known else self.max_idf
+
+    def is_creator(self, word: str) -> bool:
+        """Is ``word`` (or a near spelling) a word of some checkpoint's creator?"""
+        return any(token in self._creators for token, _ in self._near(word))
 
     def knows(self, word: QueryWord) -> bool:
         """Does any card have ``word`` (or a near spelling) in any field?"""

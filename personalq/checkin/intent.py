@@ -38,7 +38,24 @@ _ORDINALS = {
     "8th": 8,
     "9th": 9,
     "10th": 10,
+    # Spanish, Italian, Portuguese, French: "la segunda versión", "la terza versione", "la deuxième version"
+    "primera": 1,
+    "segunda": 2,
+    "tercera": 3,
+    "cuarta": 4,
+    "quinta": 5,
+    "prima": 1,
+    "seconda": 2,
+    "terza": 3,
+    "primeira": 1,
+    "terceira": 3,
+    "première": 1,
+    "deuxième": 2,
+    "troisième": 3,
 }
+_CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
+# "第二版", "第3版": the n-th version in Chinese and Japanese
+_CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
 _VERSION = re.compile(
     r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
@@ -58,7 +75,8 @@ _BASE_MODEL = re.compile(
     r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I
 )
 _ORDINAL_VERSION = re.compile(
-    r"\b(?:the\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build)\b", re.I
+    r"\b(?:the\s+|la\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build|versi[oó]n[e]?)\b",
+    re.I,
 )
 _LATEST_VERSION = re.compile(
     r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I
@@ -237,10 +255,20 @@ def _read_talk(intent: Intent) -> None:
 _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
 
 
+def _inside_name(text: str, negation: re.Match) -> bool:
+    """ "toyosatomimi no miko", "ore no imouto": a Japanese "no" between two words of a name, not "no offset"."""
+    before = text[: negation.start()]
+    return negation.group(0)[:3].lower() == "no " and bool(re.search(r"[^\W\d_]{2,}\s+$", before)) and not bool(
+        re.search(r"(?i)\b(?:but|and|with|or|please|pls|one|lora|model|version|style|embedding)\s+$", before)
+    )
+
+
 def _read_negations(intent: Intent) -> None:
     """ "not the offset one", "without anime", "not the newer v2": the words ruled out (an order word before another
     word only describes it)."""
     for m in _NEGATION.finditer(intent.text):
+        if _inside_name(intent.text, m):
+            continue
         what = m.group("what").lower()
         words = what.split()
         if len(words) > 1 and words[0] in _DESCRIBING_ORDER:
@@ -298,6 +326,11 @@ def _read_versions(intent: Intent) -> None:
                 break
     if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[m.group("o").lower()])
+        intent.version_parts = (int(intent.version),)
+        spans.append(m.span())
+    elif (m := _CJK_ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
+        n = m.group("n")
+        intent.version = float(_CJK_NUMBERS.get(n) or int(n))
         intent.version_parts = (int(intent.version),)
         spans.append(m.span())
     if (m := _LATEST_VERSION.search(text)) and not _overlaps(m.span(), spans):

@@ -38,7 +38,8 @@ _PHRASE_STOPS = (
     frozenset(
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
-        "as but not no without some any regular normal standard plain usual".split()
+        "as but not no without some any regular normal standard plain usual please pls plz "
+        "el la los las le les il lo un una une usa usar de del du des di della dello do da".split()
     )
     | {""}
     | _DEMONSTRATIVES
@@ -51,7 +52,7 @@ _NAMING = frozenset("use using by".split())
 _DETERMINERS = frozenset("my the your this that".split())
 # words that open what the picture shows around its subject: a request that marks no name opens with it before them
 SCENE_OPENERS = frozenset(
-    "on in at under over near beside inside outside against during through across around behind into onto above "
+    "on in at by under over near beside inside outside against during through across around behind into onto above "
     "below along among between beneath within toward towards while as with without wearing holding who that which "
     "is are was doing and or but than like".split()
 )
@@ -69,10 +70,12 @@ _ING_NOUNS = frozenset("king viking ring wing thing string spring sterling darli
 _CONNECTORS = frozenset("in of the and".split())
 # non-English kind words name the model after them ("лора panel houses")
 _FOLLOWED_BY_NAME = frozenset("лора лору лоры эмбеддинг эмбеддинга модель модели".split())
+# "el lora de merida", "le lora du ...", "il lora di ...": the name follows the kind word and "of"
+_ROMANCE_OF = frozenset("de del du des di della dello do da".split())
 STOPWORDS = (
     frozenset(STOPWORDS_EN)
     | frozenset(
-        "one ones version versions please use using want like need "
+        "one ones version versions please pls plz use using want like need "
         "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
         "over under across through around behind between inside outside near above below beside along toward towards "
         "onto upon against among beneath within from about after before during until while "
@@ -153,12 +156,14 @@ def read_reference(
     version: tuple[int, int] | None = None,
     names: Callable[[str], bool] = lambda word: True,
     files: list[tuple[int, int]] = (),
+    creators: Callable[[str], bool] = lambda word: True,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
     ``version`` span, a version number, marks a phrase as a kind word does. A possessive marks one only when
-    ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market". ``files``
+    ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market"; "by" marks
+    one only before a word ``creators`` knows: "by tokoat", not "surrounded by zombies". ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -184,7 +189,7 @@ def read_reference(
             j < len(runs)
             and not boundary_between(j - 1, j)
             and lowered[j] not in _PHRASE_STOPS
-            and not (j > i + 1 and _opens_scene(lowered[j]))
+            and not (j > i + 1 and _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""))
         ):
             if lowered[j] in KIND_WORDS:
                 markers.add(j)
@@ -218,6 +223,9 @@ def read_reference(
                     markers.add(j - 1)
             if word in _FOLLOWED_BY_NAME:
                 forward(i)
+            elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
+                forward(i + 1)
+                markers.add(i)
             elif (
                 i + 1 < len(runs)
                 and lowered[i + 1] in _DESCRIBING
@@ -232,7 +240,7 @@ def read_reference(
                         markers.add(i)
                         described.add(j)
                     j += 1
-        elif word in _NAMING:
+        elif word in _NAMING and (word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]))):
             forward(i)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
@@ -292,9 +300,14 @@ def read_reference(
     )
 
 
-def _opens_scene(word: str) -> bool:
-    """Does ``word`` open what the picture shows: a preposition, or what the subject is doing ("bending")?"""
-    return word in SCENE_OPENERS or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
+def _opens_scene(word: str, following: str = "") -> bool:
+    """Does ``word`` open what the picture shows: a preposition, what the subject is doing ("bending"), or what is
+    done to it before a preposition ("surrounded by zombies", "buried in paperwork")?"""
+    return (
+        word in SCENE_OPENERS
+        or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
+        or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
+    )
 
 
 def _head(
@@ -313,7 +326,11 @@ def _head(
     def run_until_scene(start: int) -> list[int]:
         taken: list[int] = []
         j = start
-        while j < len(runs) and not _opens_scene(lowered[j]) and lowered[j] not in _ORIGIN:
+        while (
+            j < len(runs)
+            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and lowered[j] not in _ORIGIN
+        ):
             if taken and boundary_between(j - 1, j):
                 break
             taken.append(j)

@@ -37,6 +37,8 @@ _SEASON_DATE_BEFORE = re.compile(
     r"\b(?:from|since|during|last|this|early|late|mid|until|before|after|past|trained|made|created)\s+(?:the\s+)?$",
     re.I,
 )
+# "in autumn", "in the winter" after a scene word: when the picture happens (dates of a model say "made in")
+_SCENE_TIME_BEFORE = re.compile(r"(?<!made )(?<!created )(?<!trained )(?<!uploaded )\b(?:in|on a|of)\s+(?:the\s+)?$", re.I)
 _SCENE_NOUN_AFTER = re.compile(
     r"^\s+(?!(?:and|or|of|in|on|at|with|for|from|to|by|the|a|an|models?|checkpoints?|loras?|versions?|ones?|"
     r"embeddings?|builds?)\b)[a-z]{3,}",
@@ -224,12 +226,14 @@ def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _describes_scene(text: str, match: re.Match) -> bool:
-    """A season word that modifies the noun after it ("a winter forest", "a summer festival") describes the
-    picture, unless a date cue comes before it ("from summer", "last winter") or the noun is the model ("my
-    winter lora")."""
+    """A season word that modifies the noun after it ("a winter forest", "a summer festival"), or says when the
+    picture happens ("walking down a paris street in autumn"), describes the picture, unless a date cue comes
+    before it ("from summer", "last winter", "trained in winter") or the noun is the model ("my winter lora")."""
     if _year_of(match) is not None or _SEASON_DATE_BEFORE.search(text[: match.start()]):
         return False
     after = text[match.end() :]
+    if _SCENE_TIME_BEFORE.search(text[: match.start()]) and not _DATEISH_AFTER.match(after):
+        return True
     return bool(_SCENE_NOUN_AFTER.match(after)) and not _DATEISH_AFTER.match(after)
 
 
