@@ -258,8 +258,12 @@ _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest
 def _inside_name(text: str, negation: re.Match) -> bool:
     """ "toyosatomimi no miko", "ore no imouto": a Japanese "no" between two words of a name, not "no offset"."""
     before = text[: negation.start()]
-    return negation.group(0)[:3].lower() == "no " and bool(re.search(r"[^\W\d_]{2,}\s+$", before)) and not bool(
-        re.search(r"(?i)\b(?:but|and|with|or|please|pls|one|lora|model|version|style|embedding)\s+$", before)
+    return (
+        negation.group(0)[:3].lower() == "no "
+        and bool(re.search(r"[^\W\d_]{2,}\s+$", before))
+        and not bool(
+            re.search(r"(?i)\b(?:but|and|with|or|please|pls|one|lora|model|version|style|embedding)\s+$", before)
+        )
     )
 
 

@@ -38,7 +38,9 @@ _SEASON_DATE_BEFORE = re.compile(
     re.I,
 )
 # "in autumn", "in the winter" after a scene word: when the picture happens (dates of a model say "made in")
-_SCENE_TIME_BEFORE = re.compile(r"(?<!made )(?<!created )(?<!trained )(?<!uploaded )\b(?:in|on a|of)\s+(?:the\s+)?$", re.I)
+_SCENE_TIME_BEFORE = re.compile(
+    r"(?<!made )(?<!created )(?<!trained )(?<!uploaded )\b(?:in|on a|of)\s+(?:the\s+)?$", re.I
+)
 _SCENE_NOUN_AFTER = re.compile(
     r"^\s+(?!(?:and|or|of|in|on|at|with|for|from|to|by|the|a|an|models?|checkpoints?|loras?|versions?|ones?|"
     r"embeddings?|builds?)\b)[a-z]{3,}",
