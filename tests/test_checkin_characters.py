@@ -36,6 +36,8 @@ CARDS = [
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
 ]
 
+CREATORS = {"tomas": "inkwright", "zombies": "inkwright"}
+
 
 @pytest.fixture
 def checkin(settings, tmp_path):
@@ -51,6 +53,7 @@ def checkin(settings, tmp_path):
             subjects=[],
             styles=[],
             created_at=created,
+            creator=CREATORS.get(cid, "someone"),
         )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
@@ -118,3 +121,13 @@ def test_a_request_that_opens_with_the_picture_still_finds_the_model_named_later
 def test_names_versions_and_scenes_read_across_languages(checkin, request_text, expected):
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == ("selected", expected)
+
+
+def test_a_creator_said_is_one_the_model_must_have(checkin):
+    assert checkin.ask("inkwright's tomas reyes in a cafe", NOW).checkpoint_id == "tomas"
+    mismatch = checkin.ask("inkwright's vessa quill on a rooftop", NOW)
+    assert (mismatch.status, mismatch.reason) == (
+        "no_match",
+        "Close candidates exist, but none of them is by inkwright.",
+    )
+    assert checkin.ask("vessa quill by inkwright, on a rooftop", NOW).status == "no_match"

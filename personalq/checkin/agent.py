@@ -133,6 +133,7 @@ class CheckIn:
             intent.version_span,
             names=index.names,
             creators=index.is_creator,
+            only_creators=index.only_creator,
             files=files,
         )
 

@@ -120,6 +120,7 @@ class SelectionIndex:
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         self._creators = set().union(*(fields["creator"] for fields in per_card))
+        self._titles = set().union(*(fields["name"] | fields["trigger"] for fields in per_card))
         common = self._family_common(per_card, self.family_of, VERSION_FIELDS)
         common_label = self._family_common(per_card, self.family_of, ("version",))
         repeats = [_repeats_name(card, fields) for card, fields in zip(cards, per_card)]
@@ -265,6 +266,12 @@ class SelectionIndex:
     def is_creator(self, word: str) -> bool:
         """Is ``word`` (or a near spelling) a word of some checkpoint's creator?"""
         return any(token in self._creators for token, _ in self._near(word))
+
+    def only_creator(self, word: str) -> bool:
+        """Is ``word`` a creator's and no model's name or trained word ("h_madoka", but not "megumin", which names
+        a character too)? Then "X's ..." and "by X" say who made the model, which no other evidence outweighs."""
+        forms = field_tokens(word)
+        return bool(forms & self._creators) and not forms & self._titles
 
     def knows(self, word: QueryWord) -> bool:
         """Does any card have ``word`` (or a near spelling) in any field?"""

@@ -354,6 +354,9 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
             candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]
         if not candidates:
             nearest = [r.card for r in ranking.candidates[:3]]
+            if ranking.maker_missing:
+                reason = f"Close candidates exist, but none of them is by {ranking.maker_missing}."
+                return Decision("no_match", [], reason, nearest)
             from_series = [r.card for r in ranking.candidates if r.of_series and r.coverage == 0.0]
             if ranking.reference.series and from_series:
                 return Decision("no_match", [], _series_reason(ranking, from_series), from_series[:3])

@@ -111,6 +111,7 @@ class Reference:
     clauses: list[int] = field(default_factory=list)  # the clause (between commas, dashes, ...) of each word
     files: list[tuple[int, int, str]] = field(default_factory=list)  # words that wrote a trigger or label whole
     described: bool = False  # the phrase describes what the model draws ("the lora for chibi tanks"), not its name
+    makers: list[QueryWord] = field(default_factory=list)  # creators said ("h_madoka's nahida", "by zakp")
     head: set[int] = field(default_factory=set)  # the words before the scene begins ("toph" of "toph bending ...")
     series: set[int] = field(default_factory=set)  # the words after "from" that say where the head is from
 
@@ -157,13 +158,16 @@ def read_reference(
     names: Callable[[str], bool] = lambda word: True,
     files: list[tuple[int, int]] = (),
     creators: Callable[[str], bool] = lambda word: True,
+    only_creators: Callable[[str], bool] = lambda word: False,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
     ``version`` span, a version number, marks a phrase as a kind word does. A possessive marks one only when
     ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market"; "by" marks
-    one only before a word ``creators`` knows: "by tokoat", not "surrounded by zombies". ``files``
+    one only before a word ``creators`` knows: "by tokoat", not "surrounded by zombies". An owner or "by" word that
+    ``only_creators`` knows as a creator and as nothing else is a maker the model must have, not part of its name.
+    ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
     runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -176,6 +180,7 @@ def read_reference(
     markers: set[int] = set()  # kind and naming words that belong to a phrase
     described: set[int] = set()  # phrase words of a description after a kind word
     kinds = 0
+    makers: set[int] = set()  # runs naming who made the model
 
     def forward(i: int) -> None:
         """Collect the name after run ``i`` ("use ArtDecoAI", "with my wano style lora", "hahafofo's big head"), up
@@ -242,14 +247,19 @@ def read_reference(
                     j += 1
         elif word in _NAMING and (word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]))):
             forward(i)
+            if word == "by" and only_creators(lowered[i + 1]):
+                makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
         elif _possessive(text, runs[i]) and names(word):
             phrase.add(i)
             forward(i)
+            if only_creators(word) and phrase - {i}:
+                makers.add(i)
     if version is not None:
         _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
+    phrase -= makers  # a maker is a constraint, not words of the name to find
 
     style_phrases = [span for span in styles if " " in text[span[0] : span[1]].strip()]
     words: list[QueryWord] = []
@@ -277,9 +287,11 @@ def read_reference(
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
     head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
+    head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
-    phrase_spans = [runs[i][:2] for i in sorted(markers - phrase)]
+    phrase_spans = [runs[i][:2] for i in sorted((markers | makers) - phrase)]
+    maker_words = [words[k] for i in sorted(makers) for k in run_to_words.get(i, ())]
     clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
     written = []
     for start, end in files:
@@ -295,6 +307,7 @@ def read_reference(
         clauses,
         written,
         described=bool(phrase) and phrase <= described,
+        makers=maker_words,
         head=head,
         series=series,
     )

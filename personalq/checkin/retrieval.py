@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from personalq.checkin.evidence import Evidence, SelectionIndex
+from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import Reference
 from personalq.repository.revision import Revision
@@ -51,6 +51,7 @@ class Ranking:
     reference: Reference
     by_time_only: bool = False  # no reference words: candidates are the checkpoints inside the time windows
     unique_word: float = 1.0  # the evidence of one word that only one model has, in this repository
+    maker_missing: str = ""  # the creator the request said, when none of the candidates is theirs
 
 
 class CardCache:
@@ -168,6 +169,25 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         r.coverage = (min(r.coverage, float(head[i])) if named else r.coverage) if r.of_series else 0.0
 
 
+def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
+    """ "lykon's hatsune miku", "kafka by zakp": only the candidates the said creator made stay named (the others
+    keep their scores with no coverage, as the nearest), and with the maker, part of the name names one; returns
+    the creator when they made none of them."""
+    missing = ""
+    for maker in reference.makers:
+        forms = set(maker.forms)
+        theirs = [r for r in candidates if forms & card_fields(r.card)["creator"]]
+        if not any(r.coverage > 0 for r in theirs):  # they made nothing the request names
+            missing = missing or maker.forms[0]
+        for r in candidates:
+            if r not in theirs:
+                r.coverage = 0.0
+                r.strong = 0.0
+            elif r.coverage > 0:  # the maker with part of the name names it ("zolmadri's negative embedding")
+                r.coverage = max(r.coverage, HEAD_COVERAGE)
+    return missing
+
+
 def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Evidence]:
     """The request's reference read against the repository: the phrase it marks, else the one clause a card's name
     spells out whole, else the noun phrase it opens with when that names a model (:func:`_head_names`); with the
@@ -206,10 +226,11 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     ]
     if reference.series and reference.phrase == reference.head_phrase:
         _from_series(index, reference, candidates)
+    maker_missing = _by_makers(reference, candidates)
     unique = index.max_idf
     if intent.used or intent.used_order:  # the index's cards may predate their last use
         fresh = {c.id: c for c in cache.get_many([r.card.id for r in candidates])}
         for r in candidates:
             r.card = fresh.get(r.card.id, r.card)
     candidates.sort(key=lambda r: (-r.total, -r.card.created_at.timestamp(), r.card.id))
-    return Ranking(candidates, reference, unique_word=unique)
+    return Ranking(candidates, reference, unique_word=unique, maker_missing=maker_missing)
