@@ -31,6 +31,7 @@ CARDS = [
     ("hoshi", "Kirameki no Hoshi", "hoshi", "v1", ["kirahoshi"], ["character"], "2023-02-02"),
     ("hoshi-alt", "Hoshi Alt", "hoshialt", "v1", ["hoshialt"], ["character"], "2023-02-03"),
     ("zombies", "Zombies Horde", "zombies", "v1", ["zhorde"], ["concept"], "2023-02-04"),
+    ("mochi", "Mochi Tanaka (Harbor Days)", "mochi", "v1", ["mochit"], ["character", "harbor days"], "2023-02-05"),
     ("nilla-1", "Nilla Brook v1", "nilla", "v1", ["nillab"], ["character"], "2022-10-01"),
     ("nilla-2", "Nilla Brook v2", "nilla", "v2", ["nillab"], ["character"], "2023-03-01"),
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
@@ -131,3 +132,23 @@ def test_a_creator_said_is_one_the_model_must_have(checkin):
         "Close candidates exist, but none of them is by inkwright.",
     )
     assert checkin.ask("vessa quill by inkwright, on a rooftop", NOW).status == "no_match"
+
+
+def test_a_name_only_a_description_mentions_is_no_model_of_it(checkin, tmp_path):
+    # "korvin" is in no card's name; a scene word naming another model does not stand in for him
+    assert checkin.ask("korvin training on a mountain vista", NOW).status == "no_match"
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # the owner and a role describe; the name after them names ("harbor days" is Mochi's series)
+        ("korvin's friend mochi tanaka cooking a giant dinner", ("selected", "mochi")),
+        # "re:zero"-like names with punctuation inside stay one series
+        ("korvin blake from harbor:days standing in a store", ("no_match", None)),
+        ("mochi tanaka from harbor:days standing in a store", ("selected", "mochi")),
+    ],
+)
+def test_owners_roles_and_punctuated_series(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected

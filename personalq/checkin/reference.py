@@ -57,6 +57,11 @@ SCENE_OPENERS = frozenset(
     "is are was doing and or but than like".split()
 )
 _INDEFINITE = frozenset("a an some".split())
+# words for who someone is to others: beside a name they describe, they do not name ("goku's wife chichi")
+ROLE_NOUNS = frozenset(
+    "wife husband mom mother dad father daughter son sister brother aunt uncle cousin girlfriend boyfriend friend "
+    "rival teacher student girl boy man woman lady guy kid child princess prince queen king".split()
+)
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
     "photo photograph picture pic portrait image painting drawing illustration sketch shot closeup close poster "
@@ -344,13 +349,18 @@ def _head(
             and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
             and lowered[j] not in _ORIGIN
         ):
-            if taken and boundary_between(j - 1, j):
-                break
+            if taken and _CLAUSE_BREAK.search(text[runs[j - 1][1] : runs[j][0]].replace(":", " ", 1).strip() or " "):
+                break  # a clause ends the phrase; "half-elf" and "re:zero" are one word each
             taken.append(j)
             j += 1
         return taken
 
     head = run_until_scene(i)
+    owners = [k for k, j in enumerate(head[:-1]) if _possessive(text, runs[j])]
+    if owners:  # "goku's wife chichi": the one owned is the subject, the owner only describes her
+        head = head[owners[-1] + 1 :]
+    named = [j for j in head if lowered[j] not in ROLE_NOUNS]
+    head = named or head  # "wife chichi" is named by "chichi"; "the girl from ..." only by her role
     series: list[int] = []
     after = (head[-1] + 1) if head else i
     if after < len(runs) and lowered[after] in _ORIGIN and not (head and boundary_between(head[-1], after)):

@@ -146,12 +146,14 @@ def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
 def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) -> bool:
     """Is the noun phrase a request opens with the name of what it wants? When some card is called by most of it
     ("lilo with butterfly wings in a flower field": Lilo, not a "butterfly wings" model), or when it is short and
-    has a word no card has ("goku training on a mountain": a model we do not have, whatever the scene's words
-    would find)."""
+    has a word no card is called by ("goku training on a mountain": a model we do not have, whatever the scene's
+    words would find; a description that mentions Goku does not make its model his)."""
     if len(evidence.coverage) and float(evidence.coverage.max()) >= HEAD_COVERAGE:
         return True
-    words = [headed.words[k] for k in headed.phrase]
-    return len(words) <= SHORT_HEAD and any(not index.knows(w) for w in words)
+    if headed.series and float(index.score(headed.words, headed.series).coverage.max()) >= HEAD_COVERAGE:
+        return True  # "subaru natsuki from re:zero": a series the repository has; who from it is checked after
+    words = [headed.words[k] for k in headed.head]
+    return len(words) <= SHORT_HEAD and any(not any(index.names(f) for f in w.forms) for w in words)
 
 
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> None:
