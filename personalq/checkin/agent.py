@@ -146,7 +146,7 @@ class CheckIn:
         ranking = retrieve(self.cache, intent, reference)
         decision = self._decide(intent, ranking)
         scores = {r.card.id: r.total for r in ranking.candidates}
-        result = self._finish(query, now, intent, decision, scores, session_id=None)
+        result = self._finish(query, now, intent, decision, scores, session_id=None, reading=ranking.reference)
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -208,11 +208,16 @@ class CheckIn:
             return options[best[2]].checkpoint_ids
         return None
 
-    def _prompt(self, query: str, now: dt.datetime, card: StoredCheckpoint | None) -> str:
+    def _prompt(
+        self, query: str, now: dt.datetime, card: StoredCheckpoint | None, reading: Reference | None = None
+    ) -> str:
         """What the first message asks to draw: without its selection phrases and the words that named
-        ``card``, with the card's trigger put in."""
+        ``card``, with the card's trigger put in. ``reading`` is the reference selection read in ``query``,
+        when it was just read (an answer to a question reads the first message again)."""
         intent, reference = self._understand(query, now)
-        if reference.words:
+        if reading is not None:
+            reference = reading
+        elif reference.words:
             reference, _ = named_by(self.cache.index(), reference)
         if card is None:
             return prompt_text(intent, reference_spans(reference))
@@ -227,11 +232,12 @@ class CheckIn:
         decision: Decision,
         scores: dict[str, float],
         session_id: str | None,
+        reading: Reference | None = None,
     ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
             card = decision.chosen
-            prompt = self._prompt(query, now, card)
+            prompt = self._prompt(query, now, card, reading)
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
@@ -263,7 +269,7 @@ class CheckIn:
             question = ask(decision.remaining)
             text, options = question.text, question.options
         state = SessionState(
-            prompt=self._prompt(query, now, None),
+            prompt=self._prompt(query, now, None, reading),
             candidate_ids=[c.id for c in decision.remaining],
             options=options,
             scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining},
