@@ -32,7 +32,7 @@ CARDS = [
     ("window", "Window Light", "window", "v1", ["winlight"], ["concept", "lighting"], [], []),
     ("vessa", "Vessa Quill", "vessa", "v2", ["vessaq"], ["character", "girl"], [], []),
     ("grainless", "Grainless Negative", "grainless", "v1", ["grainless"], ["negative"], [], []),
-    ("otter", "Otter Pal", "otter", "v1", ["<otter-pal>"], ["animal"], ["otter"], []),
+    ("otter", "Otter Pal", "otter", "v1", ["<otter-pal>"], ["animal"], ["otter"], ["watercolor"]),
 ]
 
 
@@ -81,6 +81,8 @@ def checkin(tmp_path_factory):
         # a name the request opens with: the trigger stands where it stood
         ("vessa standing by a window", "vessa", "a vessaq standing by a window"),
         ("my otter on a frozen pond", "otter", "a <otter-pal> on a frozen pond"),
+        # a style said with the name is how to draw it
+        ("my watercolor otter on a frozen pond", "otter", "a watercolor <otter-pal> on a frozen pond"),
         # WebUI escapes in trained words are undone
         ("glimmer style lora, a fox in the snow", "glimmer", "glimmer (style), a fox in the snow"),
         # version talk and a negative embedding's placement are not the picture

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.intent import Intent, option_position, parse_intent, prompt_text
+from personalq.checkin.intent import Intent, option_position, overlaps, parse_intent, prompt_text
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import (
     Reference,
@@ -221,7 +221,9 @@ class CheckIn:
             reference, _ = named_by(self.cache.index(), reference)
         if card is None:
             return prompt_text(intent, reference_spans(reference))
-        text = prompt_text(intent, naming_spans(reference, card), name_position(reference))
+        # a style named with the model ("my watercolor corgi") is how to draw it: it stays in the picture
+        cut = [span for span in naming_spans(reference, card) if not overlaps(span, intent.style_spans)]
+        text = prompt_text(intent, cut, name_position(reference, cut))
         return rewrite_prompt(text, card, request=query)
 
     def _finish(

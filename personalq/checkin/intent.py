@@ -205,7 +205,7 @@ class Intent:
         return "; ".join(bits)
 
 
-def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+def overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in spans)
 
 
@@ -229,7 +229,7 @@ def parse_intent(
     """
     intent = Intent(text=text, now=now)
     _read_negations(intent)
-    files = [span for span in files if not _overlaps(span, intent.selection_spans)]
+    files = [span for span in files if not overlaps(span, intent.selection_spans)]
     intent.selection_spans.extend(files)  # a name, read as words: no step reads a date or a version inside it
     _read_times(intent)
     _read_versions(intent)
@@ -291,7 +291,7 @@ def _read_times(intent: Intent) -> None:
     text, spans = intent.text, intent.selection_spans
     used_context = bool(_USED.search(text))
     for found in find_times(text, intent.now):
-        if _overlaps(found.span, spans):
+        if overlaps(found.span, spans):
             continue
         if used_context and _USED.search(text[max(0, found.span[0] - 30) : found.span[1] + 30]):
             intent.used.extend(found.windows)
@@ -310,7 +310,7 @@ def _read_versions(intent: Intent) -> None:
     latest version"."""
     text, spans = intent.text, intent.selection_spans
     for m in _VERSION.finditer(text):
-        if _overlaps(m.span(), spans):
+        if overlaps(m.span(), spans):
             continue
         parts = tuple(int(p) for p in (m.group("n") or m.group("n2")).split("."))
         intent.version_parts = parts
@@ -321,23 +321,23 @@ def _read_versions(intent: Intent) -> None:
         break
     else:
         for m in _DECIMAL_VERSION.finditer(text):
-            if m.group("pre").lower() not in _NOT_A_NAME and not _overlaps(m.span("n"), spans):
+            if m.group("pre").lower() not in _NOT_A_NAME and not overlaps(m.span("n"), spans):
                 intent.version_parts = tuple(int(p) for p in m.group("n").split("."))
                 intent.version = float(m.group("n"))
                 intent.version_bare = True
                 spans.append(m.span("n"))
                 intent.version_span = m.span("n")
                 break
-    if (m := _ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
+    if (m := _ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[m.group("o").lower()])
         intent.version_parts = (int(intent.version),)
         spans.append(m.span())
-    elif (m := _CJK_ORDINAL_VERSION.search(text)) and not _overlaps(m.span(), spans):
+    elif (m := _CJK_ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
         n = m.group("n")
         intent.version = float(_CJK_NUMBERS.get(n) or int(n))
         intent.version_parts = (int(intent.version),)
         spans.append(m.span())
-    if (m := _LATEST_VERSION.search(text)) and not _overlaps(m.span(), spans):
+    if (m := _LATEST_VERSION.search(text)) and not overlaps(m.span(), spans):
         intent.version_order = "newest"
         spans.append(m.span())
 
@@ -355,14 +355,14 @@ def _read_file_details(intent: Intent) -> None:
     numbered names ("oot-32"; kept as words too, since they also name the model)."""
     text, spans = intent.text, intent.selection_spans
     intent.numbered = [
-        (m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text) if not _overlaps(m.span(), spans)
+        (m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text) if not overlaps(m.span(), spans)
     ]
     for m in _QUANTITY.finditer(text):
-        if not _overlaps(m.span(), spans):
+        if not overlaps(m.span(), spans):
             intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))
             spans.append(m.span())
     for m in _BASE_MODEL.finditer(text):
-        if not _overlaps(m.span(), spans):
+        if not overlaps(m.span(), spans):
             v = m.group("v").lower()
             intent.base_models.append({"xl": "sdxl", "2": "sd-2", "1": "sd-1"}.get(v, f"sd-{v}"))
             spans.append(m.span())
@@ -373,7 +373,7 @@ def _read_qualifiers(intent: Intent, qualifiers: frozenset[str]) -> None:
     if qualifiers:
         spans = intent.selection_spans
         for m in _qualifier_pattern(qualifiers).finditer(intent.text.lower()):
-            if not _overlaps(m.span(), spans):
+            if not overlaps(m.span(), spans):
                 intent.version_qualifiers.append(m.group())
                 spans.append(m.span())
 
@@ -382,10 +382,10 @@ def _read_order(intent: Intent) -> None:
     """Recency words: "the newest", "my first". Newest is not read when the request asks for the one used last
     ("the one I used most recently": its recency is about use)."""
     text, spans = intent.text, intent.selection_spans
-    if not intent.used_order and (m := _NEWEST.search(text)) and not _overlaps(m.span(), spans):
+    if not intent.used_order and (m := _NEWEST.search(text)) and not overlaps(m.span(), spans):
         intent.order = "newest"
         spans.append(m.span())
-    elif (m := _OLDEST.search(text)) and not _overlaps(m.span(), spans):
+    elif (m := _OLDEST.search(text)) and not overlaps(m.span(), spans):
         intent.order = "oldest"
         spans.append(m.span())
 
@@ -395,7 +395,7 @@ def _read_styles(intent: Intent) -> None:
     spans, style_spans = intent.selection_spans, intent.style_spans
     for pattern, canonical, _ in STYLE_PATTERNS:
         for m in pattern.finditer(intent.text):
-            if not _overlaps(m.span(), spans + style_spans):
+            if not overlaps(m.span(), spans + style_spans):
                 if canonical not in intent.styles:
                     intent.styles.append(canonical)
                 style_spans.append(m.span())
@@ -408,7 +408,7 @@ def _read_subjects(intent: Intent) -> list[tuple[int, int]]:
     subject_spans: list[tuple[int, int]] = []
     for pattern, canonical, _ in SUBJECT_PATTERNS:
         for m in pattern.finditer(intent.text):
-            if not _overlaps(m.span(), spans + style_spans + subject_spans):
+            if not overlaps(m.span(), spans + style_spans + subject_spans):
                 subject_spans.append(m.span())
                 intent.subjects.append((m.start(), canonical))  # type: ignore[arg-type]
     intent.subjects = list(dict.fromkeys(c for _, c in sorted(intent.subjects)))  # type: ignore[misc]
@@ -423,20 +423,20 @@ def _read_words(intent: Intent, subject_spans: list[tuple[int, int]]) -> None:
     scene = _CONTEXT.search(text)
     scene_start = scene.start() if scene else len(text)
     for m in _WORD.finditer(text):
-        if _overlaps(m.span(), covered):
+        if overlaps(m.span(), covered):
             continue
         # "oot-64" is matched as "oot" + "64": card names are split the same way
         for part in dict.fromkeys([m.group(0).lower().strip("'"), *re.split(r"[-_.]", m.group(0).lower())]):
             if not part or part in _STOP or (part.isdigit() and "-" not in m.group(0)):
                 continue
             term = singular(part) if not part.isdigit() else part
-            if m.start() >= scene_start and not _overlaps(m.span(), subject_spans):
+            if m.start() >= scene_start and not overlaps(m.span(), subject_spans):
                 if term not in intent.context:
                     intent.context.append(term)
                 continue
             if term not in intent.words:
                 intent.words.append(term)
-            if not _overlaps(m.span(), subject_spans) and term not in intent.terms:
+            if not overlaps(m.span(), subject_spans) and term not in intent.terms:
                 intent.terms.append(term)
 
 

@@ -388,9 +388,10 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     return spans_
 
 
-def name_position(reference: Reference) -> int | None:
-    """Where the phrase that named the model begins (the trigger goes there), if the request marks one."""
-    return min((reference.spans[k][0] for k in reference.phrase), default=None)
+def name_position(reference: Reference, cut: list[tuple[int, int]]) -> int | None:
+    """Where the phrase that named the model begins among the ``cut`` spans (the trigger goes there), if the
+    request marks one."""
+    return min((reference.spans[k][0] for k in reference.phrase if reference.spans[k] in cut), default=None)
 
 
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
