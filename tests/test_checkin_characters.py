@@ -32,6 +32,8 @@ CARDS = [
     ("hoshi-alt", "Hoshi Alt", "hoshialt", "v1", ["hoshialt"], ["character"], "2023-02-03"),
     ("zombies", "Zombies Horde", "zombies", "v1", ["zhorde"], ["concept"], "2023-02-04"),
     ("mochi", "Mochi Tanaka (Harbor Days)", "mochi", "v1", ["mochit"], ["character", "harbor days"], "2023-02-05"),
+    ("bran-a", "Brannon", "brannon", "V1", ["brannon_a"], ["character"], "2023-02-06"),
+    ("bran-b", "Brannon Vale / Ember Coast", "brannonvale", "v1.0", ["brannon vale"], ["character"], "2023-03-06"),
     ("nilla-1", "Nilla Brook v1", "nilla", "v1", ["nillab"], ["character"], "2022-10-01"),
     ("nilla-2", "Nilla Brook v2", "nilla", "v2", ["nillab"], ["character"], "2023-03-01"),
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
@@ -152,3 +154,10 @@ def test_a_name_only_a_description_mentions_is_no_model_of_it(checkin, tmp_path)
 def test_owners_roles_and_punctuated_series(checkin, request_text, expected):
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == expected
+
+
+def test_one_character_by_two_creators_is_a_question(checkin):
+    # "Brannon" spells one model's name whole, but the other is Brannon too: which is meant is for the person
+    result = checkin.ask("brannon walking in the rain", NOW)
+    assert result.status == "clarify"
+    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["bran-a", "bran-b"]

@@ -207,6 +207,14 @@ def _leaders(
     (the words of ``reference``'s phrase; for versions, the words that may name one)."""
     phrase, naming, words = reference.phrase, reference.naming, reference.words
     leading = [r for r in candidates if r.total >= ratio * best]
+    if phrase and leading and leading[0].coverage >= 1.0 and leading[0].own == 0.0:
+        # another model that has every word the leader has leads too, though a name spelled out whole scores
+        # higher ("toph" of "Toph V1" and of "Toph Beifong / Avatar": one character by two creators)
+        leading += [
+            r
+            for r in candidates
+            if r not in leading and r.coverage >= 1.0 and r.own == 0.0 and r.matched >= leading[0].matched
+        ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
     named = {r.matched & phrase for r in leading}
