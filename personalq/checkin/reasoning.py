@@ -210,10 +210,11 @@ def _leaders(
     if phrase and leading and leading[0].coverage >= 1.0 and leading[0].own == 0.0:
         # another model that has every word the leader has leads too, though a name spelled out whole scores
         # higher ("toph" of "Toph V1" and of "Toph Beifong / Avatar": one character by two creators)
+        led = {r.card.id for r in leading}
         leading += [
             r
             for r in candidates
-            if r not in leading and r.coverage >= 1.0 and r.own == 0.0 and r.matched >= leading[0].matched
+            if r.coverage >= 1.0 and r.own == 0.0 and r.matched >= leading[0].matched and r.card.id not in led
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
