@@ -39,7 +39,7 @@ CARDS = [
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
 ]
 
-CREATORS = {"tomas": "inkwright", "zombies": "inkwright"}
+CREATORS = {"tomas": "inkwright", "zombies": "inkwright", "mochi": "h_kirin", "hoshi-alt": "h_kirin"}
 
 
 @pytest.fixture
@@ -161,3 +161,10 @@ def test_one_character_by_two_creators_is_a_question(checkin):
     result = checkin.ask("brannon walking in the rain", NOW)
     assert result.status == "clarify"
     assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["bran-a", "bran-b"]
+
+
+def test_a_creator_handle_with_underscores_is_one_maker(checkin):
+    made = checkin.ask("h_kirin's mochi tanaka, reading on a train", NOW)
+    assert (made.status, made.checkpoint_id, made.prompt) == ("selected", "mochi", "mochit, reading on a train")
+    other = checkin.ask("h_kirin's vessa quill lora, sleeping on a leaf", NOW)
+    assert (other.status, other.reason) == ("no_match", "Close candidates exist, but none of them is by h_kirin.")

@@ -270,7 +270,7 @@ class SelectionIndex:
     def only_creator(self, word: str) -> bool:
         """Is ``word`` a creator's and no model's name or trained word ("h_madoka", but not "megumin", which names
         a character too)? Then "X's ..." and "by X" say who made the model, which no other evidence outweighs."""
-        forms = field_tokens(word)
+        forms = {squash(word)} if "_" in word else field_tokens(word)  # a handle is one word: "h_madoka"
         return bool(forms & self._creators) and not forms & self._titles
 
     def knows(self, word: QueryWord) -> bool:
@@ -349,7 +349,9 @@ class SelectionIndex:
         )
 
     def names(self, word: str) -> bool:
-        """Is ``word`` (or a near spelling) a word of some checkpoint's name, creator, trigger, version or subject?"""
+        """Is ``word`` (or a near spelling) a word of some checkpoint's name, creator, trigger, version or subject?
+        A handle joined by underscores ("h_madoka") is one word."""
+        word = squash(word) if "_" in word else word
         return any(token in self.name_idf for token, _ in self._near(word))
 
     def _mention_bonus(

@@ -20,7 +20,7 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.rewrite import subject_phrases
-from personalq.checkin.tokens import is_unspaced, spans
+from personalq.checkin.tokens import is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -256,11 +256,11 @@ def read_reference(
                 makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
-        elif _possessive(text, runs[i]) and names(word):
+        elif _possessive(text, runs[i]) and names(owner := _joined(text, runs, i)):
             phrase.add(i)
             forward(i)
-            if only_creators(word) and phrase - {i}:
-                makers.add(i)
+            if only_creators(owner) and phrase - {i}:
+                makers.update(_joined_runs(text, runs, i))  # "h_madoka's": the whole handle made it
     if version is not None:
         _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
@@ -295,8 +295,13 @@ def read_reference(
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
-    phrase_spans = [runs[i][:2] for i in sorted((markers | makers) - phrase)]
-    maker_words = [words[k] for i in sorted(makers) for k in run_to_words.get(i, ())]
+    phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
+    phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
+    maker_words = [  # each handle whole, as written and squashed ("h_madoka", "hmadoka")
+        QueryWord((handle, squash(handle), *words_in(handle)), group[-1], CONTENT_WEIGHT)
+        for group in _groups(makers)
+        if (handle := _joined(text, runs, group[-1]))
+    ]
     clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
     written = []
     for start, end in files:
@@ -397,6 +402,31 @@ def name_position(reference: Reference, cut: list[tuple[int, int]]) -> int | Non
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
     """Every span of the reference phrases, before a checkpoint is chosen."""
     return [*reference.phrase_spans, *(reference.spans[k] for k in reference.phrase)]
+
+
+def _groups(indices: set[int]) -> list[list[int]]:
+    """Consecutive runs of ``indices``: {3, 4, 7} -> [[3, 4], [7]]."""
+    groups: list[list[int]] = []
+    for i in sorted(indices):
+        if groups and groups[-1][-1] == i - 1:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _joined_runs(text: str, runs: list, i: int) -> list[int]:
+    """The runs of the word joined by underscores that run ``i`` ends ("h", "madoka" of "h_madoka's")."""
+    first = i
+    while first > 0 and text[runs[first - 1][1] : runs[first][0]] == "_":
+        first -= 1
+    return list(range(first, i + 1))
+
+
+def _joined(text: str, runs: list, i: int) -> str:
+    """The word joined by underscores that run ``i`` ends, as written ("h_madoka" of "h_madoka's"), or the run."""
+    first = _joined_runs(text, runs, i)[0]
+    return text[runs[first][0] : runs[i][1]].removesuffix("'s").removesuffix("’s").casefold()
 
 
 def _compound(text: str, runs: list, i: int) -> bool:
