@@ -354,7 +354,8 @@ def _head(
             and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
             and lowered[j] not in _ORIGIN
         ):
-            if taken and _CLAUSE_BREAK.search(text[runs[j - 1][1] : runs[j][0]].replace(":", " ", 1).strip() or " "):
+            gap = text[runs[j - 1][1] : runs[j][0]]
+            if taken and gap != ":" and _CLAUSE_BREAK.search(gap):
                 break  # a clause ends the phrase; "half-elf" and "re:zero" are one word each
             taken.append(j)
             j += 1

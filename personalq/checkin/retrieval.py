@@ -13,9 +13,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields
+from personalq.checkin.evidence import Evidence, SelectionIndex
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import Reference
+from personalq.checkin.tokens import field_tokens
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
@@ -159,8 +160,8 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> None:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
-    and, where the repository knows the series, a candidate must be from it ("albedo from
-    genshin" is not Overlord's Albedo). A candidate failing either keeps its score, with no coverage."""
+    and, where the repository knows the series, a candidate must be from it ("albedo from genshin" is not
+    Overlord's Albedo). A candidate failing either keeps its score, with no coverage."""
     named = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in reference.head)
     head = index.score(reference.words, reference.head).coverage
     series = index.score(reference.words, reference.series).coverage
@@ -178,11 +179,11 @@ def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
     missing = ""
     for maker in reference.makers:
         forms = set(maker.forms)
-        theirs = [r for r in candidates if forms & card_fields(r.card)["creator"]]
-        if not any(r.coverage > 0 for r in theirs):  # they made nothing the request names
+        theirs = {id(r) for r in candidates if r.card.creator and forms & field_tokens(r.card.creator)}
+        if not any(r.coverage > 0 for r in candidates if id(r) in theirs):  # they made nothing the request names
             missing = missing or maker.forms[0]
         for r in candidates:
-            if r not in theirs:
+            if id(r) not in theirs:
                 r.coverage = 0.0
                 r.strong = 0.0
             elif r.coverage > 0:  # the maker with part of the name names it ("zolmadri's negative embedding")
