@@ -35,7 +35,13 @@ class ChatState:
     pending_session: str | None = None  # a Check-in session waiting for the answer to its question
     offered: dict[str, str] = field(default_factory=dict)  # option label -> checkpoint id (no-match alternatives)
     last_request: str = ""
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this person's image folder
+    session_id: str = ""  # names this person's image folder; drawn by begin(), per browser session
+
+    def begin(self) -> None:
+        """Give this session its own id on its first message. The app's initial state is one object that Gradio
+        deep-copies into every session, so an id drawn when it was made would be everyone's."""
+        if not self.session_id:
+            self.session_id = uuid.uuid4().hex
 
 
 @dataclass

@@ -108,15 +108,29 @@ def test_old_outputs_and_sessions_are_deleted_fresh_ones_kept(settings):
         folder.mkdir(parents=True)
         (folder / "image.png").write_bytes(b"png")
     two_hours_ago = time.time() - 7200
+    os.utime(old / "image.png", (two_hours_ago, two_hours_ago))
     os.utime(old, (two_hours_ago, two_hours_ago))
     store = SessionStore(repository)
     kept = store.create(
         "a fox", dt.datetime(2024, 1, 1), "clarify", SessionState(prompt="a fox", candidate_ids=[], options=[])
     )
     pruned = prune(settings, repository, now=time.time())
-    assert pruned.output_folders == 1 and not old.exists() and fresh.exists()
+    assert pruned.output_files == 1 and not (old / "image.png").exists() and (fresh / "image.png").exists()
     assert pruned.sessions == 0 and store.load(kept)
     assert prune(settings, repository, now=time.time() + 7200).sessions == 1
+    assert not old.exists()  # left empty: gone at the next sweep
+
+
+def test_a_session_that_keeps_drawing_still_loses_its_old_images(settings):
+    settings.retention_hours = 1
+    busy = settings.outputs_dir / "busy-session"
+    busy.mkdir(parents=True)
+    old, new = busy / "first.png", busy / "latest.png"
+    old.write_bytes(b"png")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    new.write_bytes(b"png")  # the folder's own date is now
+    assert prune(settings, Repository(settings)).output_files == 1 and not old.exists() and new.exists()
 
 
 # -- uploads and previews live in the home --------------------------------------------------------------

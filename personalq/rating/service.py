@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 
 from personalq.access import AttemptLimiter, token_matches
 from personalq.config import Settings
@@ -121,10 +120,9 @@ class RatingService:
         not_asked = len(self.items) - len(self.askable())
         return results_table(votes, intent_scores(self.maker, self.items), not_asked=(not_asked, len(self.items)))
 
-    def export_csv(self, rater: Rater, folder: Path) -> Path:
+    def export_csv(self, rater: Rater) -> str:
+        """Every vote as CSV text, for the admin only; where it is kept is the caller's choice (never a folder the
+        app serves: the votes name the raters)."""
         if not rater.admin:
             raise SignInError("only the admin exports votes")
-        path = Path(folder) / "preference-votes.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.store.csv())
-        return path
+        return self.store.csv()

@@ -2,12 +2,10 @@
 
 Which method produced which side is held by the rating service under the pair's ticket; the session keeps
 only that ticket, so the page never carries the names before the vote and a vote cannot say which side was
-which. The admin token opens the results and the CSV export.
+which. The admin token opens the results and the CSV export, handed over as a one-time download.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import gradio as gr
 
@@ -16,6 +14,7 @@ from personalq.rating.service import PairClosed, Rater, RatingService, SignInErr
 from personalq.rating.votes import AlreadyVoted
 from personalq.repository.errors import RepositoryUnavailable
 from personalq.ui.visitor import client_of
+from personalq.web.downloads import EXPIRES_S, OneTimeDownloads
 
 VOTES = {
     "vote-left": ("Left is better", "left"),
@@ -29,7 +28,7 @@ def _buttons(enabled: bool) -> list:
     return [gr.update(interactive=enabled)] * len(VOTES)
 
 
-def build_rater_tab(service: RatingService, export_dir: Path) -> None:
+def build_rater_tab(service: RatingService, downloads: OneTimeDownloads) -> None:
     def show(rater: Rater) -> tuple:
         """(ticket, status, request, left image, right image, missing note, reveal, *vote buttons)"""
         pair = service.next_pair(rater)
@@ -113,7 +112,7 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             gr.Markdown("### Results (admin)")
             results = gr.Markdown(elem_id="results")
             export = gr.Button("Export votes as CSV", elem_id="export-csv")
-            csv_file = gr.File(label="votes.csv")
+            csv_link = gr.Markdown(elem_id="export-link")
 
     shown = [ticket_state, status, request, left, right, missing, reveal, *buttons]
     # named endpoints: a rater (or the load benchmark) can work through the API; the session keeps who signed in
@@ -131,4 +130,11 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
         shown,
         api_name="rater_next",
     )
-    export.click(lambda r: str(service.export_csv(r, export_dir)) if r and r.admin else None, rater_state, csv_file)
+
+    def export_votes(rater: Rater | None) -> str:
+        if rater is None or not rater.admin:
+            return ""
+        link = downloads.offer(service.export_csv(rater), "preference-votes.csv")
+        return f"[Download the votes CSV]({link.lstrip('/')}) (the link works once, for {EXPIRES_S / 60:.0f} minutes)"
+
+    export.click(export_votes, rater_state, csv_link, api_name="rater_export", api_visibility="undocumented")
