@@ -22,12 +22,15 @@ from personalq.repository.service import CheckpointNotFound, Repository, StoredC
 log = logging.getLogger(__name__)
 
 USE_PREFIX = "Use "
-_MARKDOWN = re.compile(r"([\\`\[\]!])")  # links, images and code spans; HTML is escaped separately
+_MARKDOWN = re.compile(r"([\\`\[\]])")  # links and images need "[", code spans "`"; HTML is escaped separately
 
 
 def plain(text: str) -> str:
-    """Card or request text made inert in the chat's Markdown: no tags, links or remote images a card could plant."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(text))
+    """Card or request text made inert in Markdown: no tags, links or remote images a card could plant.
+
+    Only what opens something is escaped, once: ``<`` and ``&`` (not quotes, which Markdown shows as they are),
+    brackets and backticks (an image needs its ``[``, so ``!`` stays as typed)."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False))
 
 
 @dataclass

@@ -97,6 +97,16 @@ def test_card_text_cannot_plant_images_links_or_html_in_the_chat(settings, tmp_p
     assert not unescaped.search(turn.text) and "<img" not in turn.text
 
 
+def test_card_text_is_escaped_once_quotes_and_exclamation_marks_as_typed(settings, tmp_path):
+    write_card(tmp_path / "cards", "owl-v1", name="Owl's ![x](http://a.example/p.png) lamp", subjects=["lamp"])
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    turn = Conversation(CheckIn(repository), repository).reply("owl's lamp", ChatState())
+    assert turn.checkpoint is not None
+    assert "Owl's !\\[x\\](http://a.example/p.png) lamp" in turn.text  # one escape, where one is needed
+    assert "&#x27;" not in turn.text and "\\!" not in turn.text
+
+
 # -- retention ------------------------------------------------------------------------------------------
 
 
