@@ -66,6 +66,19 @@ def test_token_checks_are_constant_time_and_limited_per_client():
     assert access.sign_in("s3cret", "10.0.0.1")
 
 
+def test_a_wrong_token_burst_from_a_shared_address_slows_guessing_but_the_right_token_gets_in():
+    now = [0.0]
+    access = WriteAccess("s3cret", False, True, AttemptLimiter(limit=5, window_s=300, slot_s=10, clock=lambda: now[0]))
+    for second in range(5):  # someone else behind the same proxy address guesses
+        now[0] = float(second)
+        assert not access.sign_in("guess", "10.0.0.9")
+    now[0] = 6.0
+    with pytest.raises(TooManyAttempts):
+        access.sign_in("guess-again", "10.0.0.9")  # locked: not even compared
+    now[0] = 15.0  # the next slot, well inside the five-minute window
+    assert access.sign_in("s3cret", "10.0.0.9")
+
+
 def test_a_gemini_backend_without_a_key_falls_back_to_local(tmp_path):
     settings = load_settings(home=tmp_path / "home", llm_backend="gemini")
     assert isinstance(make_reasoner(settings), LocalReasoner)

@@ -305,3 +305,17 @@ def test_a_budget_that_is_not_a_number_or_out_of_range_is_refused_with_a_message
     for bad in (float("nan"), float("inf"), 32, 10**6):
         with pytest.raises(Refused, match="between 64 and 8192 MB"):
             check_budget(bad, 64, 8192)
+
+
+# -- addresses (finding 9) --------------------------------------------------------------------------------------
+
+
+def test_a_forwarded_address_from_an_undeclared_proxy_is_not_believed(served):
+    from gradio_client import Client
+
+    app, _settings = served
+    said = []
+    for n in range(6):  # each attempt claims another address
+        forged = Client(app.local_url, verbose=False, headers={"X-Forwarded-For": f"203.0.113.{n}"})
+        said.append(str(forged.predict("wrong-token", api_name="/rater_sign_in")))
+    assert "Too many wrong tokens" in said[-1]  # counted against the one address they all came from
