@@ -4,6 +4,7 @@ a rater, reached over HTTP, through gradio_client and in Chromium."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -98,6 +99,17 @@ def test_request_bodies_over_the_limit_are_refused_before_they_are_parsed(served
     assert chunked.status_code == 413
 
 
+def test_an_event_with_thousands_of_history_entries_is_refused_before_gradio_reads_them(served):
+    app, settings = served
+    body = {
+        "data": ["a teddy bear", [{}] * 5000, None, "FP32", True, 2048, 0, 1, 5.0, "64 x 64", False, False],
+        "fn_index": 0,
+        "session_hash": "many-entries",
+    }  # 15 KB, under the size limit: each invalid entry would be a line of Gradio's printed validation error
+    response = httpx.post(f"{app.local_url}gradio_api/queue/join", json=body, timeout=30)
+    assert response.status_code == 413 and "Too many entries" in response.text
+
+
 def test_the_history_a_client_sends_is_cut_to_its_newest_messages(served):
     app, settings = served
     sent = [
@@ -188,6 +200,12 @@ def test_every_browser_session_draws_into_its_own_folder(served):
 
 @pytest.fixture
 def slow_queue():
+    with slow_app(limit=10, by_address=False) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def slow_app(limit: int, by_address: bool):
     """A small real Gradio app whose one function takes 0.4 s (1.5 s for "blocker"), one at a time, under the same
     fair share (a one-second grace for clients that never listen), recording the order it served requests in."""
     import gradio as gr
@@ -207,7 +225,7 @@ def slow_queue():
         box.submit(work, box, out, api_name="work", concurrency_id="generation", concurrency_limit=1)
     demo.queue(max_size=64)
     listeners = Listeners()
-    share = FairShare("generation", 10, listeners, by_address=False, grace_s=1.0)
+    share = FairShare("generation", limit, listeners, by_address=by_address, grace_s=1.0)
     share.install(demo)
     demo.launch(
         server_port=free_port(),
@@ -215,8 +233,10 @@ def slow_queue():
         quiet=True,
         app_kwargs={"middleware": [Middleware(ListenerTracker, listeners=listeners)]},
     )
-    yield demo, served_order
-    demo.close()
+    try:
+        yield demo, served_order
+    finally:
+        demo.close()
 
 
 def test_a_visitor_is_served_between_another_visitors_backlog(slow_queue):
@@ -245,6 +265,20 @@ def test_jobs_whose_client_never_listens_are_dropped_before_they_run(slow_queue)
     assert blocker.result() == "blocker"
     assert listener.predict("listener", api_name="/work") == "listener"
     assert served_order == ["blocker", "listener"]  # the four nobody listened to never ran
+
+
+def test_behind_a_trusted_proxy_new_sessions_from_one_address_do_not_multiply_the_share():
+    with slow_app(limit=2, by_address=True) as (demo, _served_order):
+        fn_index = next(i for i, fn in demo.fns.items() if fn.api_name == "work")
+        answers = [
+            httpx.post(
+                f"{demo.local_url}gradio_api/queue/join",
+                json={"data": ["blocker"], "fn_index": fn_index, "session_hash": f"fresh-session-{n}"},
+                timeout=30,
+            ).status_code
+            for n in range(4)
+        ]
+        assert answers == [200, 200, 400, 400]  # one address, whatever sessions it opens
 
 
 # -- errors (finding 10) ----------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ def backend_label(runtime: Runtime) -> str:
 
 log = logging.getLogger(__name__)
 CONCURRENCY = 4  # callbacks running at once; generation itself runs one at a time
+HISTORY_SLACK = 50  # a client's history is the app's last answer (history kept + one turn's messages) and no more
 
 
 def write_access(settings: Settings, public: bool) -> WriteAccess:
@@ -152,7 +153,11 @@ def launch(
         app_kwargs={
             "routes": [guards.downloads.route()],
             "middleware": [
-                Middleware(BodyLimit, max_bytes=settings.max_request_kb * 1024),
+                Middleware(
+                    BodyLimit,
+                    max_bytes=settings.max_request_kb * 1024,
+                    max_items=settings.max_history_messages + HISTORY_SLACK,
+                ),
                 Middleware(UploadGate, passes=guards.passes, open_=uploads_open),
                 Middleware(ListenerTracker, listeners=listeners),
             ],

@@ -149,7 +149,7 @@ def _callbacks(
         try:
             params = params_from(seed, steps, guidance, int(SIZES.get(size, 64)))
             if writer:  # the budget is engine-wide: only a session that may write sets it
-                engine.set_budget_mb(check_budget(budget_mb, BUDGET_MB[0], BUDGET_MB[1]))
+                engine.set_budget_mb(check_budget(budget_mb, *BUDGET_MB))
             else:
                 check_allowance(params, engine.native_size(turn.checkpoint), engine.settings.anonymous_max_steps)
         except Refused as error:
@@ -222,7 +222,10 @@ def _callbacks(
         mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request
     ):
         if may_write(is_admin, request):
-            engine.set_budget_mb(int(mb))
+            try:
+                engine.set_budget_mb(check_budget(mb, *BUDGET_MB))
+            except Refused as error:
+                return f"Budget unchanged: {error}.\n\n" + memory_readout(precision, trigger_aware, float_kv)
         return memory_readout(precision, trigger_aware, float_kv)
 
     return _Callbacks(respond, choose, memory_readout, set_budget)
