@@ -281,6 +281,25 @@ def test_behind_a_trusted_proxy_new_sessions_from_one_address_do_not_multiply_th
         assert answers == [200, 200, 400, 400]  # one address, whatever sessions it opens
 
 
+def test_behind_a_named_proxy_each_forwarded_address_has_its_own_attempts(tmp_path):
+    from gradio_client import Client
+
+    settings = load_settings(
+        home=tmp_path / "home", rater_tokens={"tok-alice": "alice"}, trusted_proxies=["127.0.0.1"]
+    )
+    app = launch(start(settings, import_demo=False), "127.0.0.1", free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+
+        def attempt(address: str) -> str:
+            forwarded = Client(app.local_url, verbose=False, headers={"X-Forwarded-For": address})
+            return str(forwarded.predict("wrong-token", api_name="/rater_sign_in"))
+
+        assert not any("Too many" in attempt(f"203.0.113.{n}") for n in range(6))  # six visitors, one try each
+        assert "Too many" in [attempt("198.51.100.7") for _ in range(6)][-1]  # one visitor, six tries
+    finally:
+        app.close()
+
+
 # -- errors (finding 10) ----------------------------------------------------------------------------------------
 
 
