@@ -2,10 +2,10 @@
 
 Each method's pick for an item is computed once; images are generated once per (item, method) through the
 serving engine and kept on disk, so every rater of an item sees the same two images. Nothing a rater can see
-tells the sides apart: stored image names are keyed by the server's secret and every showing reaches the page
-under a name of its own, the side order is a fresh random draw that only the server keeps (under the pair's
-ticket), and an item is not asked at all when its two methods chose the same checkpoint (its two images would be
-the same picture) or when one side found none.
+tells the sides apart: stored image names are keyed by the server's secret and every showing reaches the page as
+a copy with a name and bytes of its own, the side order is a fresh random draw that only the server keeps (under
+the pair's ticket), and an item is not asked at all when its two methods chose the same checkpoint (its two
+images would be the same picture) or when one side found none.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import random
 import secrets
-import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.rewrite import rewrite_prompt
@@ -150,16 +151,19 @@ class PairMaker:
         return Side(pick, self._showing(self.image(item, pick)), f"{pick.method} · {name}")
 
     def _showing(self, image: str | None) -> str | None:
-        """A name of this showing's own for the image: the reveal after a vote tells a rater which method drew the
-        picture at that address, so an address shared by every showing would unblind the next rater."""
+        """A copy of the image for this showing alone: the reveal after a vote tells a rater which method drew the
+        picture at that address, so an address shared by every showing would unblind the next rater. Gradio serves
+        an output from a folder named by the hash of its bytes, so the copy carries a random note of its own (a PNG
+        text chunk; the pixels are the same)."""
         if image is None or self.image_dir is None:
             return image
-        shown = self.image_dir / SHOWN / f"{secrets.token_urlsafe(16)}.png"
+        token = secrets.token_urlsafe(16)
+        shown = self.image_dir / SHOWN / f"{token}.png"
         shown.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(image, shown)  # same bytes, no copy
-        except OSError:
-            shutil.copyfile(image, shown)
+        note = PngInfo()
+        note.add_text("showing", token)
+        with Image.open(image) as picture:
+            picture.save(shown, pnginfo=note)
         return str(shown)
 
     def forget(self, pair: Pair) -> None:

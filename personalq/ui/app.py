@@ -125,9 +125,10 @@ def launch(
     runtime: Runtime, host: str = "127.0.0.1", port: int = 7860, engine: Engine | None = None, **options
 ) -> gr.Blocks:
     """Build and start the app the way every entry point does (``app.py``, ``personalq serve``, the Space, tests,
-    the serving bench): the write policy for ``host``, Gradio sign-in, the queue's concurrency and bound, the
-    upload limit, the folders it serves, the start-up warm-up (:mod:`personalq.serving.warmup`). ``engine``: one the
-    caller made (the bench's)."""
+    the serving bench): the write policy for ``host``, Gradio sign-in, the queue's concurrency and bound, each
+    visitor's fair share of the generator, the request, upload and download guards (:mod:`personalq.web`), the
+    proxies it trusts, the folders it serves, the start-up warm-up (:mod:`personalq.serving.warmup`). ``engine``: one
+    the caller made (the bench's)."""
     settings = runtime.settings
     engine = engine or Engine(settings)
     warmup = start_warmup(engine, runtime.repository)
