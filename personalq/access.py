@@ -23,8 +23,9 @@ from typing import Callable
 
 from pydantic import SecretStr
 
-MAX_FAILURES = 5  # wrong tokens from one client inside the window before it must wait
+MAX_FAILURES = 5  # wrong tokens from one client inside the window before it is locked
 FAILURE_WINDOW_S = 300.0
+LOCKED_SLOT_S = 10.0  # a locked client has one attempt compared per this many seconds; the rest wait
 
 
 def secret_value(secret: SecretStr | str | None) -> str | None:
@@ -60,20 +61,29 @@ class TooManyAttempts(Exception):
 
 @dataclass
 class AttemptLimiter:
-    """At most ``limit`` failures per client inside ``window_s``; thread-safe (Gradio runs callbacks in threads)."""
+    """Wrong tokens counted per client (its address); thread-safe (Gradio runs callbacks in threads).
+
+    After ``limit`` failures inside ``window_s`` the client is locked: it has one attempt compared per ``slot_s``
+    and every other attempt is refused unread. The lock slows the attempts, it does not shut out the token: where
+    visitors share an address (a proxy nobody declared), a burst of wrong tokens from anyone would otherwise keep
+    the real admin out for the whole window, while here the right token works at the next slot."""
 
     limit: int = MAX_FAILURES
     window_s: float = FAILURE_WINDOW_S
     clock: Callable[[], float] = time.monotonic
+    slot_s: float = LOCKED_SLOT_S
     _failures: dict[str, deque] = field(default_factory=lambda: defaultdict(deque))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def check(self, client: str) -> None:
-        """Raise :class:`TooManyAttempts` when ``client`` must wait before another try."""
+        """Raise :class:`TooManyAttempts` when ``client`` is locked and its next compared attempt is not due."""
         with self._lock:
             recent = self._recent(client)
-            if len(recent) >= self.limit:
-                raise TooManyAttempts(self.window_s - (self.clock() - recent[0]))
+            if len(recent) < self.limit:
+                return
+            since_last = self.clock() - recent[-1]  # the last attempt compared (and wrong)
+            if since_last < self.slot_s:
+                raise TooManyAttempts(self.slot_s - since_last)
 
     def failed(self, client: str) -> None:
         with self._lock:

@@ -122,7 +122,34 @@ class Settings(BaseSettings):
     queue_size: int = Field(
         default=64, ge=1, description="requests waiting in the web app's queue before it says busy"
     )
-    max_upload_mb: int = Field(default=2048, ge=1, description="largest file the web app accepts as an upload")
+    max_upload_mb: int = Field(
+        default=2048, ge=1, description="largest file the web app accepts as an upload (only sessions that may write)"
+    )
+    max_request_kb: int = Field(
+        default=1024,
+        ge=16,
+        description="largest request body the web app reads, uploads aside (a chat sends its history every message)",
+    )
+    max_history_messages: int = Field(
+        default=200, ge=2, description="chat messages a client may send back as its history; older ones are dropped"
+    )
+    max_pending_per_visitor: int = Field(
+        default=2,
+        ge=1,
+        description="generations one visitor (browser session; and address, behind a trusted proxy) may have "
+        "waiting or running; more are refused at once",
+    )
+    anonymous_max_steps: int = Field(
+        default=20,
+        ge=1,
+        description="a visitor who may not write draws at most this many steps at the base's native size per "
+        "image (steps x pixels: fewer steps buy a larger image)",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses of proxies whose X-Forwarded-For names the visitor; none by default, so the address "
+        "a connection comes from is the visitor's",
+    )
     retention_hours: float = Field(
         default=72.0, gt=0, description="generated images and chat sessions older than this are deleted"
     )
@@ -161,8 +188,13 @@ class Settings(BaseSettings):
 
     @property
     def rating_dir(self) -> Path:
-        """The rater's pair images and exports; served by the web app."""
+        """The rater's pair images; served by the web app."""
         return self.home / "rating"
+
+    @property
+    def exports_dir(self) -> Path:
+        """Private files waiting for their one-time download (the votes export); never served."""
+        return self.home / "exports"
 
     @property
     def uploads_dir(self) -> Path:

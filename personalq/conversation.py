@@ -22,12 +22,15 @@ from personalq.repository.service import CheckpointNotFound, Repository, StoredC
 log = logging.getLogger(__name__)
 
 USE_PREFIX = "Use "
-_MARKDOWN = re.compile(r"([\\`\[\]!])")  # links, images and code spans; HTML is escaped separately
+_MARKDOWN = re.compile(r"([\\`\[\]])")  # links and images need "[", code spans "`"; HTML is escaped separately
 
 
 def plain(text: str) -> str:
-    """Card or request text made inert in the chat's Markdown: no tags, links or remote images a card could plant."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(text))
+    """Card or request text made inert in Markdown: no tags, links or remote images a card could plant.
+
+    Only what opens something is escaped, once: ``<`` and ``&`` (not quotes, which Markdown shows as they are),
+    brackets and backticks (an image needs its ``[``, so ``!`` stays as typed)."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False))
 
 
 @dataclass
@@ -35,7 +38,13 @@ class ChatState:
     pending_session: str | None = None  # a Check-in session waiting for the answer to its question
     offered: dict[str, str] = field(default_factory=dict)  # option label -> checkpoint id (no-match alternatives)
     last_request: str = ""
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # names this person's image folder
+    session_id: str = ""  # names this person's image folder; drawn by begin(), per browser session
+
+    def begin(self) -> None:
+        """Give this session its own id on its first message. The app's initial state is one object that Gradio
+        deep-copies into every session, so an id drawn when it was made would be everyone's."""
+        if not self.session_id:
+            self.session_id = uuid.uuid4().hex
 
 
 @dataclass

@@ -15,34 +15,43 @@ from personalq.config import Settings
 from personalq.repository.service import Repository
 
 log = logging.getLogger(__name__)
+EMPTY_FOLDER_S = 60.0  # an empty output folder untouched this long is removed
 
 
 @dataclass(frozen=True)
 class Pruned:
-    output_folders: int
+    output_files: int
     sessions: int
 
 
 def prune(settings: Settings, repository: Repository, now: float | None = None) -> Pruned:
-    """Delete chat output folders (one per chat session) and Check-in sessions older than the retention."""
+    """Delete generated images and Check-in sessions older than the retention.
+
+    Each image goes by its own age, not its folder's: a folder's date moves with every image added, so a chat
+    session that keeps drawing would keep its oldest images for ever. Folders left empty go at a later sweep."""
     max_age_s = settings.retention_hours * 3600
     now = time.time() if now is None else now
-    folders = 0
+    files = 0
     if settings.outputs_dir.is_dir():
         for folder in settings.outputs_dir.iterdir():
-            if folder.is_dir() and not folder.is_symlink() and now - folder.stat().st_mtime > max_age_s:
-                shutil.rmtree(folder, ignore_errors=True)
-                folders += 1
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for path in folder.iterdir():
+                if path.is_file() and not path.is_symlink() and now - path.stat().st_mtime > max_age_s:
+                    path.unlink(missing_ok=True)
+                    files += 1
+            if not any(folder.iterdir()) and now - folder.stat().st_mtime > EMPTY_FOLDER_S:
+                shutil.rmtree(folder, ignore_errors=True)  # a session's folder is made just before its first image
     utc_now = dt.datetime.fromtimestamp(now, dt.timezone.utc).replace(tzinfo=None)
     sessions = SessionStore(repository).purge(dt.timedelta(seconds=max_age_s), utc_now)
-    if folders or sessions:
+    if files or sessions:
         log.info(
-            "retention: deleted %d output folders and %d Check-in sessions older than %g h",
-            folders,
+            "retention: deleted %d generated images and %d Check-in sessions older than %g h",
+            files,
             sessions,
             settings.retention_hours,
         )
-    return Pruned(folders, sessions)
+    return Pruned(files, sessions)
 
 
 def prune_periodically(settings: Settings, repository: Repository, every_s: float = 3600.0) -> threading.Thread:

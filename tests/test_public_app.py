@@ -66,6 +66,19 @@ def test_token_checks_are_constant_time_and_limited_per_client():
     assert access.sign_in("s3cret", "10.0.0.1")
 
 
+def test_a_wrong_token_burst_from_a_shared_address_slows_guessing_but_the_right_token_gets_in():
+    now = [0.0]
+    access = WriteAccess("s3cret", False, True, AttemptLimiter(limit=5, window_s=300, slot_s=10, clock=lambda: now[0]))
+    for second in range(5):  # someone else behind the same proxy address guesses
+        now[0] = float(second)
+        assert not access.sign_in("guess", "10.0.0.9")
+    now[0] = 6.0
+    with pytest.raises(TooManyAttempts):
+        access.sign_in("guess-again", "10.0.0.9")  # locked: not even compared
+    now[0] = 15.0  # the next slot, well inside the five-minute window
+    assert access.sign_in("s3cret", "10.0.0.9")
+
+
 def test_a_gemini_backend_without_a_key_falls_back_to_local(tmp_path):
     settings = load_settings(home=tmp_path / "home", llm_backend="gemini")
     assert isinstance(make_reasoner(settings), LocalReasoner)
@@ -97,6 +110,16 @@ def test_card_text_cannot_plant_images_links_or_html_in_the_chat(settings, tmp_p
     assert not unescaped.search(turn.text) and "<img" not in turn.text
 
 
+def test_card_text_is_escaped_once_quotes_and_exclamation_marks_as_typed(settings, tmp_path):
+    write_card(tmp_path / "cards", "owl-v1", name="Owl's ![x](http://a.example/p.png) lamp", subjects=["lamp"])
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    turn = Conversation(CheckIn(repository), repository).reply("owl's lamp", ChatState())
+    assert turn.checkpoint is not None
+    assert "Owl's !\\[x\\](http://a.example/p.png) lamp" in turn.text  # one escape, where one is needed
+    assert "&#x27;" not in turn.text and "\\!" not in turn.text
+
+
 # -- retention ------------------------------------------------------------------------------------------
 
 
@@ -108,15 +131,29 @@ def test_old_outputs_and_sessions_are_deleted_fresh_ones_kept(settings):
         folder.mkdir(parents=True)
         (folder / "image.png").write_bytes(b"png")
     two_hours_ago = time.time() - 7200
+    os.utime(old / "image.png", (two_hours_ago, two_hours_ago))
     os.utime(old, (two_hours_ago, two_hours_ago))
     store = SessionStore(repository)
     kept = store.create(
         "a fox", dt.datetime(2024, 1, 1), "clarify", SessionState(prompt="a fox", candidate_ids=[], options=[])
     )
     pruned = prune(settings, repository, now=time.time())
-    assert pruned.output_folders == 1 and not old.exists() and fresh.exists()
+    assert pruned.output_files == 1 and not (old / "image.png").exists() and (fresh / "image.png").exists()
     assert pruned.sessions == 0 and store.load(kept)
     assert prune(settings, repository, now=time.time() + 7200).sessions == 1
+    assert not old.exists()  # left empty: gone at the next sweep
+
+
+def test_a_session_that_keeps_drawing_still_loses_its_old_images(settings):
+    settings.retention_hours = 1
+    busy = settings.outputs_dir / "busy-session"
+    busy.mkdir(parents=True)
+    old, new = busy / "first.png", busy / "latest.png"
+    old.write_bytes(b"png")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    new.write_bytes(b"png")  # the folder's own date is now
+    assert prune(settings, Repository(settings)).output_files == 1 and not old.exists() and new.exists()
 
 
 # -- uploads and previews live in the home --------------------------------------------------------------

@@ -8,9 +8,12 @@ a pair whose two methods chose the same checkpoint is never asked, but counted i
 from __future__ import annotations
 
 import hashlib
+import io
+import re
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from test_rating import small_repository  # noqa: F401  (the fixture)
 
 from personalq.checkin.agent import CheckIn
@@ -84,15 +87,16 @@ def test_pairs_showing_one_checkpoint_twice_are_not_asked_and_the_results_count_
         for i in items
         if maker.pick(i, "checkin").checkpoint_id == maker.pick(i, maker.baseline_for(i)).checkpoint_id
     ]
+    unanswered = [i for i in items if i not in identical and not maker.answers(i)]
     assert identical and len(identical) < len(items)
     alice = service.sign_in("tok-a")
-    assert service.progress(alice) == (0, len(items) - len(identical))
+    assert service.progress(alice) == (0, len(items) - len(identical) - len(unanswered))
     asked = []
     while (pair := service.next_pair(alice)) is not None:
         assert pair.left.pick.checkpoint_id != pair.right.pick.checkpoint_id
         asked.append(pair.item.id)
         service.vote(alice, pair.ticket, "tie")
-    assert set(asked) == {i.id for i in items} - {i.id for i in identical}
+    assert set(asked) == {i.id for i in items} - {i.id for i in identical} - {i.id for i in unanswered}
     assert f"Not asked: {len(identical)} of {len(items)} items" in service.results(service.sign_in("tok-admin"))
 
 
@@ -103,3 +107,77 @@ def test_the_secret_is_made_once_and_kept_to_its_owner(tmp_path):
     assert len(first) == 32 and home_secret(tmp_path) == first  # a restart reads the same secret
     (tmp_path / "secret").chmod(0o644)  # restored from a backup that lost the mode
     assert home_secret(tmp_path) == first and (tmp_path / "secret").stat().st_mode & 0o777 == 0o600
+
+
+# -- issue 40: what a hostile card or a curious rater can do ----------------------------------------------------
+
+
+def test_card_text_in_the_rater_tab_is_inert(small_repository):  # noqa: F811
+    from personalq.rating.pairs import Pair, Pick, Side
+    from personalq.ui.rater_tab import request_line, reveal_line
+
+    planted = "Evil ![x](http://attacker.example/p.png) <img src=x onerror=alert(1)> [click](http://a.example)"
+    item = RatingItem("repo-evil", "repo", planted, None)
+    left = Side(Pick("checkin", "evil-v1", "p"), None, f"checkin · {planted}")
+    right = Side(Pick("dense", "dog-v1", "p"), None, "dense · Pixel dog v1")
+    shown = request_line(Pair(item, left, right)) + reveal_line(Pair(item, left, right), "left")
+    unescaped = re.compile(r"(?<!\\)(?:!\[|\]\()")  # "![" opening an image, "](" closing a link text
+    assert not unescaped.search(shown) and "<img" not in shown and "Evil" in shown
+
+
+def test_a_side_that_finds_no_checkpoint_is_never_shown_and_is_counted(small_repository, settings):  # noqa: F811
+    settings.rater_tokens, settings.admin_token = {"tok-a": "alice"}, "tok-admin"
+    maker = PairMaker(small_repository, CheckIn(small_repository), baselines=("dense",))
+    nothing = RatingItem("coco-nothing", "coco", "qzxv wobbleflux")
+    assert maker.pick(nothing, "checkin").checkpoint_id is None and maker.pick(nothing, "dense").checkpoint_id
+    service = rating.RatingService(
+        settings, maker, VoteStore(small_repository), [nothing, *all_items(small_repository, 6)]
+    )
+    alice = service.sign_in("tok-a")
+    while (pair := service.next_pair(alice)) is not None:
+        assert pair.item.id != nothing.id and pair.left.pick.checkpoint_id and pair.right.pick.checkpoint_id
+        service.vote(alice, pair.ticket, "tie")
+    counted = re.search(
+        r"(\d+) items where one side found no checkpoint", service.results(service.sign_in("tok-admin"))
+    )
+    assert counted and int(counted.group(1)) >= 1
+
+
+@pytest.mark.slow
+def test_every_showing_of_a_pair_reaches_the_page_under_its_own_image_names(zoo, tmp_path):
+    settings, repository = zoo
+    maker = PairMaker(repository, CheckIn(repository), Engine(settings), tmp_path / "images")
+    item = RatingItem("coco-bear", "coco", "a teddy bear on a beach")
+    first, second = maker.pair(item), maker.pair(item)  # two raters, or one rater twice
+    names = {Path(p).name for pair in (first, second) for p in (pair.left.image_path, pair.right.image_path)}
+    assert len(names) == 4
+    shown = {(pair.left.pick.method, Path(pair.left.image_path).read_bytes()) for pair in (first, second)}
+    shown |= {(pair.right.pick.method, Path(pair.right.image_path).read_bytes()) for pair in (first, second)}
+    assert len(shown) == 4  # the bytes differ too: Gradio serves each output from a folder named by its bytes' hash
+    stored = {method: maker.image(item, maker.pick(item, method)) for method, _ in shown}
+    for method, picture in shown:  # the same pixels as the stored picture
+        with Image.open(io.BytesIO(picture)) as copy, Image.open(stored[method]) as original:
+            assert copy.tobytes() == original.tobytes()
+    maker.forget(first)
+    assert not Path(first.left.image_path).exists() and Path(second.left.image_path).exists()
+
+
+def test_the_items_are_pinned_for_a_round_and_an_import_does_not_change_them(small_repository, settings, tmp_path):  # noqa: F811
+    from factories import write_card
+
+    settings.admin_token = "tok-admin"
+
+    def service():
+        maker = PairMaker(small_repository, CheckIn(small_repository), baselines=("dense",))
+        return rating.RatingService(settings, maker, VoteStore(small_repository))
+
+    before = [i.id for i in service().items]
+    for animal in ("otter", "lynx", "heron", "moose"):
+        write_card(tmp_path / "more", f"{animal}-v1", name=f"Pixel {animal} v1", subjects=[animal])
+    assert small_repository.import_paths([tmp_path / "more"]).ok
+    restarted = service()
+    assert [i.id for i in restarted.items] == before  # the round's items, not the repository's new ones
+    admin = restarted.sign_in("tok-admin")
+    assert restarted.results(admin).startswith("Round 1:")
+    assert restarted.new_round(admin).number == 2 and [i.id for i in restarted.items] != before
+    assert service().round.number == 2

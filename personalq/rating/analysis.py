@@ -116,7 +116,7 @@ def identical(vote: Vote) -> bool:
     return vote.checkpoint_left == vote.checkpoint_right
 
 
-def _identical_note(not_asked: tuple[int, int] | None, left_out: int) -> str | None:
+def _identical_note(not_asked: tuple[int, int] | None, left_out: int, unanswered: int = 0) -> str | None:
     parts = []
     if not_asked is not None:
         parts.append(
@@ -124,17 +124,26 @@ def _identical_note(not_asked: tuple[int, int] | None, left_out: int) -> str | N
             "where Check-in and its baseline chose the same checkpoint "
             "(the two images would be identical)"
         )
+    if unanswered:
+        parts.append(
+            f"{unanswered} items where one side found no checkpoint, also not asked "
+            "(a side that cannot answer would give itself away)"
+        )
     if left_out:
         parts.append(f"{left_out} earlier votes on such pairs left out")
     return "; ".join(parts) or None
 
 
 def results_table(
-    votes: list[Vote], intent: dict[str, float] | None = None, not_asked: tuple[int, int] | None = None
+    votes: list[Vote],
+    intent: dict[str, float] | None = None,
+    not_asked: tuple[int, int] | None = None,
+    unanswered: int = 0,
 ) -> str:
     """The paper's Table 2 layout: Check-in vs each baseline, with CIs, counts, BT scores and intent scores.
 
-    ``not_asked``: (items whose two sides would show the same checkpoint, all items), reported under the table.
+    ``not_asked``: (items whose two sides would show the same checkpoint, all items), reported under the table;
+    ``unanswered``: items left out because one side found no checkpoint.
     """
     compared = [v for v in votes if not identical(v)]
     strengths = bradley_terry(compared)
@@ -155,7 +164,7 @@ def results_table(
         f"Inter-rater agreement (Fleiss' kappa over {items} items with several raters): "
         + (f"{kappa:.3f}" if kappa is not None else "n/a")
     )
-    note = _identical_note(not_asked, len(votes) - len(compared))
+    note = _identical_note(not_asked, len(votes) - len(compared), unanswered)
     if note:
         lines.append(note)
     if intent:

@@ -2,9 +2,10 @@
 
 Each method's pick for an item is computed once; images are generated once per (item, method) through the
 serving engine and kept on disk, so every rater of an item sees the same two images. Nothing a rater can see
-tells the sides apart: image names are keyed by the server's secret, the side order is a fresh random draw
-that only the server keeps (under the pair's ticket), and an item whose two methods chose the same checkpoint
-is not asked at all, since its two images would be the same picture.
+tells the sides apart: stored image names are keyed by the server's secret and every showing reaches the page as
+a copy with a name and bytes of its own, the side order is a fresh random draw that only the server keeps (under
+the pair's ticket), and an item is not asked at all when its two methods chose the same checkpoint (its two
+images would be the same picture) or when one side found none.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from PIL import Image
+from PIL.PngImagePlugin import PngInfo
+
 from personalq.checkin.agent import CheckIn
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.rating.items import RatingItem
@@ -29,6 +33,7 @@ from personalq.serving.generation import GenerationParams
 
 log = logging.getLogger(__name__)
 BASELINES = ("random", "dense", "reranker")
+SHOWN = "shown"  # the folder of per-showing image names, inside the image folder
 _SIDES = random.SystemRandom()  # unpredictable: a seeded order (rater, item) could be replayed by the rater
 
 
@@ -115,8 +120,13 @@ class PairMaker:
         checkin, baseline = self.picks(item)
         return checkin.checkpoint_id == baseline.checkpoint_id
 
+    def answers(self, item: RatingItem) -> bool:
+        """Both methods found a checkpoint. A side that says "no checkpoint found" is always the same method's (the
+        baselines always find one), so showing it would tell the rater which side is which."""
+        return all(pick.checkpoint_id is not None for pick in self.picks(item))
+
     def askable(self, items: list[RatingItem]) -> list[RatingItem]:
-        return [item for item in items if not self.identical(item)]
+        return [item for item in items if not self.identical(item) and self.answers(item)]
 
     def image_name(self, item: RatingItem, method: str) -> str:
         """Keyed by the server secret: the name reaches the page as the image's URL, and an unkeyed hash of
@@ -138,7 +148,29 @@ class PairMaker:
 
     def _side(self, item: RatingItem, pick: Pick) -> Side:
         name = self.repository.get(pick.checkpoint_id).name if pick.checkpoint_id else "no checkpoint"
-        return Side(pick, self.image(item, pick), f"{pick.method} · {name}")
+        return Side(pick, self._showing(self.image(item, pick)), f"{pick.method} · {name}")
+
+    def _showing(self, image: str | None) -> str | None:
+        """A copy of the image for this showing alone: the reveal after a vote tells a rater which method drew the
+        picture at that address, so an address shared by every showing would unblind the next rater. Gradio serves
+        an output from a folder named by the hash of its bytes, so the copy carries a random note of its own (a PNG
+        text chunk; the pixels are the same)."""
+        if image is None or self.image_dir is None:
+            return image
+        token = secrets.token_urlsafe(16)
+        shown = self.image_dir / SHOWN / f"{token}.png"
+        shown.parent.mkdir(parents=True, exist_ok=True)
+        note = PngInfo()
+        note.add_text("showing", token)
+        with Image.open(image) as picture:
+            picture.save(shown, pnginfo=note)
+        return str(shown)
+
+    def forget(self, pair: Pair) -> None:
+        """The pair was voted on or forgotten: its showing's image names go."""
+        for side in (pair.left, pair.right):
+            if side.image_path and self.image_dir is not None and Path(side.image_path).parent.name == SHOWN:
+                Path(side.image_path).unlink(missing_ok=True)
 
     def pair(self, item: RatingItem, rng: random.Random | None = None) -> Pair:
         """A fresh draw of sides for one showing, with its own ticket; ``rng`` only for reproducible simulations."""

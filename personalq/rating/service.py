@@ -9,13 +9,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 
 from personalq.access import AttemptLimiter, token_matches
 from personalq.config import Settings
 from personalq.rating.analysis import results_table
-from personalq.rating.items import RatingItem, all_items
+from personalq.rating.items import RatingItem
 from personalq.rating.pairs import Pair, PairMaker
+from personalq.rating.rounds import Round, current_round, new_round
 from personalq.rating.simulate import intent_scores
 from personalq.rating.votes import Vote, VoteStore
 
@@ -42,7 +42,8 @@ class RatingService:
         self.settings = settings
         self.maker = maker
         self.store = store
-        self.items = items if items is not None else all_items(maker.repository)
+        self.round = None if items is not None else current_round(settings.home, maker.repository)
+        self.items = items if items is not None else self.round.items
         self._askable: list[RatingItem] | None = None
         self._open: OrderedDict[str, tuple[str, Pair]] = OrderedDict()
         self._lock = threading.Lock()
@@ -63,8 +64,17 @@ class RatingService:
         self.limiter.failed(client)
         raise SignInError("unknown token")
 
+    def new_round(self, rater: Rater) -> Round:
+        """The admin starts a new rating round: the items are drawn afresh from the repository and pinned."""
+        if not rater.admin:
+            raise SignInError("only the admin starts a rating round")
+        fresh = new_round(self.settings.home, self.maker.repository)
+        with self._lock:
+            self.round, self.items, self._askable = fresh, fresh.items, None
+        return fresh
+
     def askable(self) -> list[RatingItem]:
-        """The items worth a rater's time (see :meth:`PairMaker.identical`), decided on first use: it runs every
+        """The items worth a rater's time (see :meth:`PairMaker.askable`), decided on first use: it runs every
         method on every item, too slow for start-up."""
         with self._lock:
             if self._askable is None:
@@ -84,8 +94,9 @@ class RatingService:
         pair = self.maker.pair(item)
         with self._lock:
             self._open[pair.ticket] = (rater.name, pair)
-            while len(self._open) > OPEN_PAIRS:
-                self._open.popitem(last=False)
+            forgotten = [self._open.popitem(last=False)[1][1] for _ in range(len(self._open) - OPEN_PAIRS)]
+        for old in forgotten:
+            self.maker.forget(old)
         return pair
 
     def vote(self, rater: Rater, ticket: str, choice: str) -> Pair:
@@ -110,6 +121,7 @@ class RatingService:
         )
         with self._lock:
             self._open.pop(ticket, None)
+        self.maker.forget(pair)
         return pair
 
     def results(self, rater: Rater) -> str:
@@ -117,14 +129,17 @@ class RatingService:
             raise SignInError("only the admin sees results")
         votes = self.store.all()
         if not votes:
-            return "No votes yet."
-        not_asked = len(self.items) - len(self.askable())
-        return results_table(votes, intent_scores(self.maker, self.items), not_asked=(not_asked, len(self.items)))
+            return f"{self.round.line()}\n\nNo votes yet." if self.round else "No votes yet."
+        identical = sum(1 for item in self.items if self.maker.identical(item))
+        unanswered = len(self.items) - len(self.askable()) - identical
+        table = results_table(
+            votes, intent_scores(self.maker, self.items), (identical, len(self.items)), unanswered=unanswered
+        )
+        return f"{self.round.line()}\n\n{table}" if self.round else table
 
-    def export_csv(self, rater: Rater, folder: Path) -> Path:
+    def export_csv(self, rater: Rater) -> str:
+        """Every vote as CSV text, for the admin only; where it is kept is the caller's choice (never a folder the
+        app serves: the votes name the raters)."""
         if not rater.admin:
             raise SignInError("only the admin exports votes")
-        path = Path(folder) / "preference-votes.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.store.csv())
-        return path
+        return self.store.csv()

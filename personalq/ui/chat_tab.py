@@ -6,6 +6,7 @@ Callbacks only translate between Gradio and :class:`~personalq.conversation.Conv
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -18,18 +19,21 @@ from personalq.access import WriteAccess
 from personalq.checkin.agent import InvalidRequest
 from personalq.conversation import ChatState, Conversation, Turn, plain
 from personalq.repository.errors import RepositoryUnavailable
+from personalq.serving.allowance import Refused, check_allowance, check_budget, params_from
 from personalq.serving.cache import MB, BudgetError
 from personalq.serving.checkpoints import CheckpointLoadError
 from personalq.serving.engine import Engine
-from personalq.serving.generation import GenerationParams
 from personalq.serving.previews import readable
 from personalq.serving.variants import PRECISIONS, precision_config
 from personalq.serving.warmup import Warmup
 from personalq.serving.zerogpu import on_gpu
 from personalq.ui.media import published_preview
-from personalq.ui.visitor import username_of
+from personalq.ui.visitor import username_of, without_paths
 
+log = logging.getLogger(__name__)
 SIZES = {"64 x 64": 64, "96 x 96": 96, "128 x 128": 128}
+BUDGET_MB = (64, 8192)  # the memory budget slider's range
+GENERATION = "generation"  # the concurrency id of every event that generates: one at a time, shared fairly
 
 
 def _assistant(text: str, options: list[str] | None = None) -> dict:
@@ -130,7 +134,10 @@ def _callbacks(
         if not message:
             yield history, state, gr.skip(), gr.skip(), ""
             return
-        history = list(history or []) + [{"role": "user", "content": message}]
+        state.begin()  # this browser session's own id and outputs folder
+        writer = may_write(is_admin, request)
+        # the client sends the whole conversation back with every message: keep its newest part only
+        history = list(history or [])[-engine.settings.max_history_messages :] + [{"role": "user", "content": message}]
         replies, turn = _check_in(conversation, message, state, previews_dir)
         history += replies
         if turn is None:
@@ -139,9 +146,16 @@ def _callbacks(
         yield history, state, gr.skip(), _stats(turn, None, engine), ""
         if turn.checkpoint is None:
             return
-        if may_write(is_admin, request):  # the budget is engine-wide: only a session that may write sets it
-            engine.set_budget_mb(int(budget_mb))
-        params = _generation_params(seed, steps, guidance, size)
+        try:
+            params = params_from(seed, steps, guidance, int(SIZES.get(size, 64)))
+            if writer:  # the budget is engine-wide: only a session that may write sets it
+                engine.set_budget_mb(check_budget(budget_mb, *BUDGET_MB))
+            else:
+                check_allowance(params, engine.native_size(turn.checkpoint), engine.settings.anonymous_max_steps)
+        except Refused as error:
+            history.append(_assistant(f"I cannot draw that: {error}."))
+            yield history, state, gr.skip(), _stats(turn, None, engine), ""
+            return
         started = time.perf_counter()
         try:
             if not engine.variant_is_stored(turn.checkpoint, precision, trigger_aware, float_kv):
@@ -167,7 +181,8 @@ def _callbacks(
                     # preview interval (a message per step cost a demo image a fifth more time; Stop acts at the next)
                     yield gr.skip(), gr.skip(), frame.image, stats, gr.skip()
         except (BudgetError, CheckpointLoadError) as error:
-            history.append(_assistant(f"Could not generate: {error}"))
+            log.warning("generation with %s failed: %s", turn.checkpoint.id, error)
+            history.append(_assistant(f"Could not generate: {error if writer else without_paths(error)}"))
             yield history, state, gr.skip(), _stats(turn, None, engine), ""
 
     respond = on_gpu(respond, engine.settings.zero_gpu)
@@ -207,7 +222,10 @@ def _callbacks(
         mb: float, precision: str, trigger_aware: bool, float_kv: bool, is_admin: bool, request: gr.Request
     ):
         if may_write(is_admin, request):
-            engine.set_budget_mb(int(mb))
+            try:
+                engine.set_budget_mb(check_budget(mb, *BUDGET_MB))
+            except Refused as error:
+                return f"Budget unchanged: {error}.\n\n" + memory_readout(precision, trigger_aware, float_kv)
         return memory_readout(precision, trigger_aware, float_kv)
 
     return _Callbacks(respond, choose, memory_readout, set_budget)
@@ -231,11 +249,6 @@ def _check_in(
             {"role": "assistant", "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}"}}
         )
     return replies, turn
-
-
-def _generation_params(seed: float, steps: float, guidance: float, size: str) -> GenerationParams:
-    side = int(SIZES.get(size, 64))
-    return GenerationParams(steps=int(steps), guidance=float(guidance), seed=int(seed), width=side, height=side)
 
 
 def _save(image, outputs_dir: Path, state: ChatState) -> str:
@@ -262,7 +275,7 @@ class _Tab:
 
 def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
     """The conversation on the left; the live image, precision, memory and generation settings on the right."""
-    state = gr.State(ChatState())  # deep-copied for every session
+    state = gr.State(ChatState())  # deep-copied for every session, which then draws its own id (ChatState.begin)
     with gr.Row():
         with gr.Column(scale=3):
             chatbot = gr.Chatbot(elem_id="chat", height=460, label="Conversation")
@@ -297,8 +310,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
                 elem_id="float-kv",
             )
             budget = gr.Slider(
-                64,
-                8192,
+                *BUDGET_MB,
                 value=engine.settings.memory_budget_mb,
                 step=64,
                 elem_id="budget",
@@ -334,7 +346,7 @@ def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
         callbacks.respond,
         [tab.message, tab.chatbot, tab.state, *tab.controls, admin],
         outputs,
-        concurrency_id="generation",
+        concurrency_id=GENERATION,
         concurrency_limit=1,
         api_name="chat",
     )
@@ -342,7 +354,7 @@ def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
         callbacks.choose,
         [tab.chatbot, tab.state, *tab.controls, admin],
         outputs,
-        concurrency_id="generation",
+        concurrency_id=GENERATION,
         api_visibility="private",
     )
     tab.stop.click(None, cancels=[submitted, chosen])

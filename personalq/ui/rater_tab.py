@@ -2,20 +2,21 @@
 
 Which method produced which side is held by the rating service under the pair's ticket; the session keeps
 only that ticket, so the page never carries the names before the vote and a vote cannot say which side was
-which. The admin token opens the results and the CSV export.
+which. The admin token opens the results and the CSV export, handed over as a one-time download.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import gradio as gr
 
 from personalq.access import TooManyAttempts
+from personalq.conversation import plain
+from personalq.rating.pairs import Pair
 from personalq.rating.service import PairClosed, Rater, RatingService, SignInError
 from personalq.rating.votes import AlreadyVoted
 from personalq.repository.errors import RepositoryUnavailable
 from personalq.ui.visitor import client_of
+from personalq.web.downloads import EXPIRES_S, OneTimeDownloads
 
 VOTES = {
     "vote-left": ("Left is better", "left"),
@@ -29,9 +30,22 @@ def _buttons(enabled: bool) -> list:
     return [gr.update(interactive=enabled)] * len(VOTES)
 
 
-def build_rater_tab(service: RatingService, export_dir: Path) -> None:
+def request_line(pair: Pair) -> str:
+    """The request as inert text: items are written from card names, which an imported card chooses."""
+    return f"**Request:** {plain(pair.item.request)}"
+
+
+def reveal_line(pair: Pair, choice: str) -> str:
+    """Which method drew which side, after the vote; the labels carry card names, so they are inert text too."""
+    return (
+        f"Left was **{plain(pair.left.label)}** · right was **{plain(pair.right.label)}** · "
+        f"you chose {choice.replace('_', ' ')}."
+    )
+
+
+def build_rater_tab(service: RatingService, downloads: OneTimeDownloads) -> None:
     def show(rater: Rater) -> tuple:
-        """(ticket, status, request, left image, right image, missing note, reveal, *vote buttons)"""
+        """(ticket, status, request, left image, right image, reveal, *vote buttons)"""
         pair = service.next_pair(rater)
         done, total = service.progress(rater)
         if pair is None:
@@ -42,21 +56,14 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
                 None,
                 None,
                 "",
-                "",
                 *_buttons(False),
             )
-        missing = [
-            f"{name}: no checkpoint found for this request"
-            for name, side in (("Left", pair.left), ("Right", pair.right))
-            if side.image_path is None
-        ]
         return (
             pair.ticket,
             f"Signed in as **{rater.name}** · pair {done + 1} of {total}",
-            f"**Request:** {pair.item.request}",
+            request_line(pair),
             pair.left.image_path,
             pair.right.image_path,
-            " · ".join(missing),
             "",
             *_buttons(True),
         )
@@ -73,7 +80,6 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
                 None,
                 None,
                 "",
-                "",
                 *_buttons(False),
                 gr.update(visible=False),
                 "",
@@ -88,11 +94,7 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             pair = service.vote(rater, ticket, choice)
         except (AlreadyVoted, PairClosed, RepositoryUnavailable) as error:
             return (str(error), *_buttons(False))
-        return (
-            f"Left was **{pair.left.label}** · right was **{pair.right.label}** · "
-            f"you chose {choice.replace('_', ' ')}.",
-            *_buttons(False),
-        )
+        return (reveal_line(pair, choice), *_buttons(False))
 
     rater_state, ticket_state = gr.State(None), gr.State(None)
     with gr.Column(elem_id="rater-panel"):
@@ -104,7 +106,6 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
         with gr.Row():
             left = gr.Image(label="Left", elem_id="left-image", interactive=False, height=280)
             right = gr.Image(label="Right", elem_id="right-image", interactive=False, height=280)
-        missing = gr.Markdown(elem_id="rater-missing")
         with gr.Row():
             buttons = [gr.Button(label, elem_id=elem, interactive=False) for elem, (label, _) in VOTES.items()]
         reveal = gr.Markdown(elem_id="reveal")
@@ -113,9 +114,10 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             gr.Markdown("### Results (admin)")
             results = gr.Markdown(elem_id="results")
             export = gr.Button("Export votes as CSV", elem_id="export-csv")
-            csv_file = gr.File(label="votes.csv")
+            csv_link = gr.Markdown(elem_id="export-link")
+            new_round = gr.Button("Start a new rating round (items drawn afresh from the repository)")
 
-    shown = [ticket_state, status, request, left, right, missing, reveal, *buttons]
+    shown = [ticket_state, status, request, left, right, reveal, *buttons]
     # named endpoints: a rater (or the load benchmark) can work through the API; the session keeps who signed in
     sign_in_button.click(sign_in, token, [rater_state, *shown, admin, results], api_name="rater_sign_in")
     for button, (_, choice) in zip(buttons, VOTES.values()):
@@ -126,9 +128,23 @@ def build_rater_tab(service: RatingService, export_dir: Path) -> None:
             api_name=f"rater_vote_{choice}",
         )
     next_button.click(
-        lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", "", *_buttons(False)),
+        lambda r: show(r) if r else (None, "Sign in first.", "", None, None, "", *_buttons(False)),
         rater_state,
         shown,
         api_name="rater_next",
     )
-    export.click(lambda r: str(service.export_csv(r, export_dir)) if r and r.admin else None, rater_state, csv_file)
+
+    def export_votes(rater: Rater | None) -> str:
+        if rater is None or not rater.admin:
+            return ""
+        link = downloads.offer(service.export_csv(rater), "preference-votes.csv")
+        return f"[Download the votes CSV]({link.lstrip('/')}) (the link works once, for {EXPIRES_S / 60:.0f} minutes)"
+
+    export.click(export_votes, rater_state, csv_link, api_name="rater_export", api_visibility="undocumented")
+
+    def start_round(rater: Rater | None) -> str:
+        if rater is None or not rater.admin:
+            return ""
+        return f"Started. {service.new_round(rater).line()}; raters see its items from their next pair."
+
+    new_round.click(start_round, rater_state, results, api_visibility="private")

@@ -13,6 +13,7 @@ from personalq.repository.errors import RepositoryUnavailable
 from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository, StoredCheckpoint
 from personalq.ui.media import published_preview, store_uploads
 from personalq.ui.visitor import client_of, username_of
+from personalq.web.upload_gate import SET_COOKIE_JS, UploadPasses
 
 COLUMNS = ["id", "name", "family", "version", "kind", "styles", "created", "trigger"]
 
@@ -38,15 +39,18 @@ def _gallery(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[tu
     return [(path, f"{c.name} ({c.canonical_trigger or 'no trigger'})") for path, c in shown if path]
 
 
-def build_admin_sign_in(access: WriteAccess, admin: gr.State) -> None:
-    """The token box that lets this browser session write; hidden when writes need no sign-in."""
+def build_admin_sign_in(access: WriteAccess, admin: gr.State, passes: UploadPasses) -> None:
+    """The token box that lets this browser session write; hidden when writes need no sign-in. A session that signs
+    in also gets an upload pass, kept by its page as a cookie (see :mod:`personalq.web.upload_gate`)."""
 
-    def sign_in(token: str, request: gr.Request):  # -> (may this session write, what to say)
+    def sign_in(token: str, request: gr.Request):  # -> (may this session write, what to say, upload pass)
         try:
             ok = access.sign_in(token or "", client_of(request))
         except TooManyAttempts as exc:
-            return False, str(exc)
-        return ok, "Signed in: this session may change the repository." if ok else "Wrong token."
+            return False, str(exc), ""
+        if not ok:
+            return False, "Wrong token.", ""
+        return True, "Signed in: this session may change the repository.", passes.issue()
 
     with gr.Accordion("Admin", open=False, visible=not access.open):
         if access.disabled_reason:
@@ -54,10 +58,15 @@ def build_admin_sign_in(access: WriteAccess, admin: gr.State) -> None:
         token = gr.Textbox(label="Admin token", type="password", elem_id="admin-token")
         button = gr.Button("Sign in", elem_id="admin-sign-in")
         status = gr.Markdown(elem_id="admin-status")
-    button.click(sign_in, [token], [admin, status], api_visibility="private")
+        upload_pass = gr.Textbox(visible="hidden", elem_id="upload-pass")
+    button.click(sign_in, [token], [admin, status, upload_pass], api_visibility="private").then(
+        None, [upload_pass], None, js=SET_COOKIE_JS
+    )
 
 
-def build_repository_tab(repository: Repository, settings: Settings, access: WriteAccess, admin: gr.State):
+def build_repository_tab(
+    repository: Repository, settings: Settings, access: WriteAccess, admin: gr.State, passes: UploadPasses
+):
     def browse(text: str, style: str, kind: str):
         checkpoints = repository.list(CheckpointFilter(text=text or None, style=style or None, kind=kind or None))
         return _rows(checkpoints), _gallery(checkpoints, settings.previews_dir), f"{len(checkpoints)} checkpoints"
@@ -101,12 +110,15 @@ def build_repository_tab(repository: Repository, settings: Settings, access: Wri
     count = gr.Markdown()
     table = gr.Dataframe(headers=COLUMNS, interactive=False, wrap=True, elem_id="repo-table")
     gallery = gr.Gallery(label="Previews", columns=8, height=260, elem_id="repo-gallery")
-    build_admin_sign_in(access, admin)
+    build_admin_sign_in(access, admin, passes)
     with gr.Accordion("Import or remove", open=False):
         with gr.Row():
             folder = gr.Textbox(label="Folder or file path on the server", elem_id="import-path", scale=3)
             uploads = gr.File(
-                label="Or upload card / model files (they land together in one folder)", file_count="multiple", scale=2
+                label="Or upload card / model files (they land together in one folder)",
+                file_count="multiple",
+                scale=2,
+                elem_id="import-files",
             )
         import_button = gr.Button("Import", elem_id="import-button")
         with gr.Row():
