@@ -24,8 +24,12 @@ from typing import Callable
 from pydantic import SecretStr
 
 MAX_FAILURES = 5  # wrong tokens from one client inside the window before it is locked
+MAX_FAILURES_EVERYONE = 50  # wrong tokens from all clients together before every attempt is slowed
 FAILURE_WINDOW_S = 300.0
 LOCKED_SLOT_S = 10.0  # a locked client has one attempt compared per this many seconds; the rest wait
+
+
+_EVERYONE = "\0everyone"  # the key of every client's failures together (no address looks like it)
 
 
 def secret_value(secret: SecretStr | str | None) -> str | None:
@@ -52,23 +56,28 @@ def is_loopback(host: str) -> bool:
 
 
 class TooManyAttempts(Exception):
-    """A client guessed wrong too often; it may try again after ``wait_s``."""
+    """A client (or everyone together) guessed wrong too often; it may try again after ``wait_s``."""
 
-    def __init__(self, wait_s: float):
-        super().__init__(f"Too many wrong tokens from this address. Try again in {wait_s:.0f} s.")
+    def __init__(self, wait_s: float, everyone: bool = False):
+        source = "lately" if everyone else "from this address"
+        super().__init__(f"Too many wrong tokens {source}. Try again in {wait_s:.0f} s.")
         self.wait_s = wait_s
 
 
 @dataclass
 class AttemptLimiter:
-    """Wrong tokens counted per client (its address); thread-safe (Gradio runs callbacks in threads).
+    """Wrong tokens counted per client (its address) and for everyone together; thread-safe (Gradio runs
+    callbacks in threads).
 
     After ``limit`` failures inside ``window_s`` the client is locked: it has one attempt compared per ``slot_s``
     and every other attempt is refused unread. The lock slows the attempts, it does not shut out the token: where
     visitors share an address (a proxy nobody declared), a burst of wrong tokens from anyone would otherwise keep
-    the real admin out for the whole window, while here the right token works at the next slot."""
+    the real admin out for the whole window, while here the right token works at the next slot. After
+    ``everyone_limit`` failures from all clients together, every client is slowed so: guesses spread over many
+    addresses (behind a trusted proxy) count against the token too."""
 
     limit: int = MAX_FAILURES
+    everyone_limit: int = MAX_FAILURES_EVERYONE
     window_s: float = FAILURE_WINDOW_S
     clock: Callable[[], float] = time.monotonic
     slot_s: float = LOCKED_SLOT_S
@@ -78,16 +87,18 @@ class AttemptLimiter:
     def check(self, client: str) -> None:
         """Raise :class:`TooManyAttempts` when ``client`` is locked and its next compared attempt is not due."""
         with self._lock:
-            recent = self._recent(client)
-            if len(recent) < self.limit:
-                return
-            since_last = self.clock() - recent[-1]  # the last attempt compared (and wrong)
-            if since_last < self.slot_s:
-                raise TooManyAttempts(self.slot_s - since_last)
+            for key, limit in ((client, self.limit), (_EVERYONE, self.everyone_limit)):
+                recent = self._recent(key)
+                if len(recent) < limit:
+                    continue
+                since_last = self.clock() - recent[-1]  # the last attempt compared (and wrong)
+                if since_last < self.slot_s:
+                    raise TooManyAttempts(self.slot_s - since_last, everyone=key == _EVERYONE)
 
     def failed(self, client: str) -> None:
         with self._lock:
             self._recent(client).append(self.clock())
+            self._recent(_EVERYONE).append(self.clock())
 
     def _recent(self, client: str) -> deque:
         recent = self._failures[client]

@@ -79,6 +79,18 @@ def test_a_wrong_token_burst_from_a_shared_address_slows_guessing_but_the_right_
     assert access.sign_in("s3cret", "10.0.0.9")
 
 
+def test_guesses_spread_over_many_addresses_count_against_the_token_too():
+    now = [0.0]
+    limiter = AttemptLimiter(limit=5, everyone_limit=8, window_s=300, slot_s=10, clock=lambda: now[0])
+    access = WriteAccess("s3cret", False, True, limiter)
+    for k in range(8):  # one guess from each of eight forwarded addresses: no address reaches its own limit
+        assert not access.sign_in("guess", f"203.0.113.{k}")
+    with pytest.raises(TooManyAttempts, match="lately"):
+        access.sign_in("guess", "203.0.113.99")  # a ninth address waits for the next slot too
+    now[0] = 11.0  # the next slot: the right token gets in, from anywhere
+    assert access.sign_in("s3cret", "198.51.100.7")
+
+
 def test_a_gemini_backend_without_a_key_falls_back_to_local(tmp_path):
     settings = load_settings(home=tmp_path / "home", llm_backend="gemini")
     assert isinstance(make_reasoner(settings), LocalReasoner)
