@@ -88,6 +88,9 @@ def checkin(tmp_path_factory):
         # version talk and a negative embedding's placement are not the picture
         ("zenith harbor, the v2 version, fishing boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
         ("portrait of a baker, put grainless in the negatives", "grainless", "a portrait of a baker, grainless"),
+        # a kind word between words of a script without spaces, and version talk in other languages
+        ("用grainless那个embedding画一个穿长裙的女孩", "grainless", "a grainless 那个画一个穿长裙的女孩"),
+        ("zenith harbor v2, версия под anime - рыбацкие лодки", "harbor-2", "zharbor, рыбацкие лодки"),
         # a request's own WebUI tag names the model and leaves nothing half-cut
         ("<lora:glimmer_v2:0.8> a fox in the snow", "glimmer", "glimmer (style), a fox in the snow"),
         ("a fox in the snow <lora:Zenith Harbor v2:0.7>", "harbor-2", "a fox in the snow, zharbor"),

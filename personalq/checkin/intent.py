@@ -98,9 +98,9 @@ _NEGATION = re.compile(
     r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
 )
-_FILLER = re.compile(
-    r"\b(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|lora|loras|"
-    r"dreambooth|embedding|i used)\b",
+_FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
+    r"(?<![A-Za-z0-9])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
+    r"lora|loras|dreambooth|embedding|i used)(?![A-Za-z0-9])",
     re.I,
 )
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
@@ -113,6 +113,8 @@ _DANGLING = re.compile(
     r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$",
     re.I,
 )
+# Chinese and Japanese, written without spaces (Korean and Thai space their words)
+_HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
 _LEAD = re.compile(
     r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?"
@@ -142,6 +144,8 @@ _VERSION_TALK = re.compile(
     r"(?:\s+(?:of|that\s+(?:has|have|does|is|can)|which\s+(?:has|is)|with))?\b"
     r"|\b(?:the\s+)?(?:version|edition|variant)\s+(?:that|which)\s+(?:has|have|does|is|can)\b"
     r"|\bthe\s+original\b(?=\s*(?:[,.;:!?]|$|,?\s+not\b))"
+    # "версия под AoM3", "la versión para anime": the version and what it is for, in other languages
+    r"|\b(?:верси[яиюей]|versi[oó]n[e]?)(?:\s+(?:под|для|para|per|pour)\s+[^\s,.;:!?]+)?"
     # "the flat-color one", "the 6500 steps one"
     rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
@@ -502,8 +506,9 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slot: int | 
     text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
-    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)  # "mirelle,, dancing": the clause between was cut
-    text = re.sub(r"\b(?:of|from|in|on|at|with|using|by)\s*$", "", text).strip(" ,.;:-")
+    text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
+    text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
+    text = re.sub(r"\b(?:of|from|in|on|at|with|using|by|the|an?)\s*$", "", text).strip(" ,.;:-")
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""
