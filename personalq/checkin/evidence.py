@@ -273,10 +273,6 @@ class SelectionIndex:
         forms = {squash(word)} if "_" in word else field_tokens(word)  # a handle is one word: "h_madoka"
         return bool(forms & self._creators) and not forms & self._titles
 
-    def knows(self, word: QueryWord) -> bool:
-        """Does any card have ``word`` (or a near spelling) in any field?"""
-        return any(self._near(form) for form in word.forms)
-
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
         return squash(text) in self._files
