@@ -92,7 +92,7 @@ class InvalidRequest(ValueError):
 
 
 # a WebUI network tag in a request: "<lora:mochiCorgi_v2:0.8> mochicorgi sitting in a park"
-_WEBUI_NETWORK = re.compile(r"<(?P<kind>lora|lyco|locon):(?P<name>[^:<>]+)(?::[^<>]*)?>", re.I)
+_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::[^<>]*)?>", re.I)
 
 
 def _clean(text: str) -> str:
