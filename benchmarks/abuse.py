@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,30 +35,11 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from app_process import free_port, wait_for
 
 REQUEST = "the latest teddy bear"
 SMALL = ("FP32", True, 2048, 0, 4, 5.0, "64 x 64", False)  # precision ... float K/V, in /chat's order
 LARGEST = ("FP32", True, 2048, 0, 20, 5.0, "64 x 64", False)  # an anonymous visitor's allowance on the demo base
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_for(url: str, process: subprocess.Popen, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the app exited with {process.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"the app did not answer at {url} within {timeout_s:.0f} s")
 
 
 @dataclass
@@ -255,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="write the report here (Markdown)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="personalq-abuse-"))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     env = {**os.environ, "PERSONALQ_ADMIN_TOKEN": "abuse-bench-admin", "PERSONALQ_WARMUP_CHECKPOINTS": "0"}
     app = subprocess.Popen(
@@ -276,7 +256,7 @@ def main(argv: list[str] | None = None) -> None:
         stderr=(work / "app.log").open("w"),
     )
     try:
-        _wait_for(url, app)
+        wait_for(url, app)
         run_phase(url, args.visitors, 1, abused=False, timeout_s=args.timeout)  # warm: loads the base, Check-in
         without, with_ = Phase(), Phase()
         for _ in range(args.rounds):  # alternating, so a shared machine's slow minute falls on both

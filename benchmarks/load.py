@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import requests
+from app_process import free_port, wait_for
 from tqdm import tqdm
 
 from personalq.config import DEFAULT_ASSETS, load_settings
@@ -95,26 +94,6 @@ class Figures:
             p50, p95 = np.percentile(values, [50, 95])
             lines.append(f"| {kind} | {len(values)} | {p50:.2f} | {p95:.2f} | {max(values):.2f} |")
         return "\n".join(lines)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_for(url: str, process: subprocess.Popen, timeout_s: float = 300) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the app exited with {process.returncode}")
-        try:
-            if requests.get(url, timeout=2).ok:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"the app did not answer at {url} within {timeout_s:.0f} s")
 
 
 def _asked(history: list) -> str | None:
@@ -199,7 +178,7 @@ def main(argv: list[str] | None = None) -> Figures:
         "PERSONALQ_ADMIN_TOKEN": "tok-load-admin",
         "PERSONALQ_ASSETS_DIR": str(DEFAULT_ASSETS),
     }
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     app = subprocess.Popen(
         [str(BIN / "personalq"), "serve", "--home", str(home), "--port", str(port)],
@@ -209,7 +188,7 @@ def main(argv: list[str] | None = None) -> Figures:
     )
     figures = Figures()
     try:
-        _wait_for(url, app)
+        wait_for(url, app)
         settings = load_settings(home=home, assets_dir=DEFAULT_ASSETS)
         from personalq.rating.items import all_items
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
+from servers import free_port
 
 from personalq.config import DEFAULT_ASSETS, load_settings
 from personalq.runtime import start
@@ -17,12 +17,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

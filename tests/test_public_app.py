@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ import httpx
 import pytest
 from factories import write_card
 from PIL import Image
+from servers import free_port
 
 from personalq.access import AttemptLimiter, TooManyAttempts, WriteAccess, WriteRefused, token_matches
 from personalq.checkin.agent import CheckIn, LocalReasoner
@@ -29,12 +29,6 @@ from personalq.ui.app import build_app, launch
 from personalq.ui.media import published_preview, store_uploads
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 # -- who may write ---------------------------------------------------------------------------------------

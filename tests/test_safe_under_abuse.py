@@ -7,12 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from servers import free_port
 
 from personalq.config import DEFAULT_ASSETS, load_settings
 from personalq.runtime import start
@@ -20,12 +20,6 @@ from personalq.serving.engine import Engine
 from personalq.ui.app import launch
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
