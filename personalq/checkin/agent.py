@@ -146,7 +146,9 @@ class CheckIn:
         ranking = retrieve(self.cache, intent, reference)
         decision = self._decide(intent, ranking)
         scores = {r.card.id: r.total for r in ranking.candidates}
-        result = self._finish(query, now, intent, decision, scores, session_id=None, reading=ranking.reference)
+        result = self._finish(
+            query, now, intent, decision, scores, session_id=None, reading=(intent, ranking.reference)
+        )
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -209,16 +211,21 @@ class CheckIn:
         return None
 
     def _prompt(
-        self, query: str, now: dt.datetime, card: StoredCheckpoint | None, reading: Reference | None = None
+        self,
+        query: str,
+        now: dt.datetime,
+        card: StoredCheckpoint | None,
+        reading: tuple[Intent, Reference] | None = None,
     ) -> str:
         """What the first message asks to draw: without its selection phrases and the words that named
-        ``card``, with the card's trigger put in. ``reading`` is the reference selection read in ``query``,
-        when it was just read (an answer to a question reads the first message again)."""
-        intent, reference = self._understand(query, now)
+        ``card``, with the card's trigger put in. ``reading`` is the intent and the reference selection read in
+        ``query``, when they were just read (an answer to a question reads the first message again)."""
         if reading is not None:
-            reference = reading
-        elif reference.words:
-            reference, _ = named_by(self.cache.index(), reference)
+            intent, reference = reading
+        else:
+            intent, reference = self._understand(query, now)
+            if reference.words:
+                reference, _ = named_by(self.cache.index(), reference)
         if card is None:
             return prompt_text(intent, reference_spans(reference))
         # a style named with the model ("my watercolor corgi") is how to draw it: it stays in the picture
@@ -234,7 +241,7 @@ class CheckIn:
         decision: Decision,
         scores: dict[str, float],
         session_id: str | None,
-        reading: Reference | None = None,
+        reading: tuple[Intent, Reference] | None = None,
     ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":

@@ -66,6 +66,11 @@ def prompt_trigger_for(card: StoredCheckpoint, prompt: str) -> str | None:
     return (said or triggers or [None])[0]
 
 
+def _article_before(trigger: str, text: str) -> str:
+    """ "an <otter-pal>" -> "a <otter-pal>": the article before the trigger, as its replaced noun had it."""
+    return re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", text)
+
+
 def _fill_slot(prompt: str, card: StoredCheckpoint, request: str) -> str:
     """The trigger where the name stood, or nothing there when the prompt already says a trained word. A trigger
     that opens the picture as its subject takes an article, as DreamBooth's "a <t> dog" does ("a <corgi-v3> in the
@@ -78,7 +83,7 @@ def _fill_slot(prompt: str, card: StoredCheckpoint, request: str) -> str:
     text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"^(?:an?|the)\s*(?=[,.;:]|$)", "", text).strip(" ,.;:-")
     if not said:
-        text = re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", text)
+        text = _article_before(trigger, text)
     return text or (f"a photo of {trigger}" if trigger else "")
 
 
@@ -99,7 +104,7 @@ def rewrite_prompt(prompt: str, card: StoredCheckpoint, request: str = "") -> st
     for phrase in _named_subject(prompt, card):
         rewritten = _naming(phrase).sub(lambda _: trigger, rewritten)  # a trigger is text, never a template
     if rewritten != prompt:
-        return re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", rewritten)
+        return _article_before(trigger, rewritten)
     if is_style_checkpoint(card):
         style = trigger if trigger.lower().endswith("style") else f"{trigger} style"
         return f"{prompt}, in {style}" if prompt else f"a picture in {style}"
