@@ -94,6 +94,8 @@ def checkin(tmp_path_factory):
         # a request's own WebUI tag names the model and leaves nothing half-cut
         ("<lora:glimmer_v2:0.8> a fox in the snow", "glimmer", "glimmer (style), a fox in the snow"),
         ("a fox in the snow <lora:Zenith Harbor v2:0.7>", "harbor-2", "a fox in the snow, zharbor"),
+        # the writer's own slot mark typed into a request is only a space
+        ("zenith harbor v2, fishing \ue000boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
     ],
 )
 def test_the_prompt_keeps_the_picture_and_puts_the_trigger_in_once(checkin, request_text, checkpoint, prompt):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.intent import Intent, option_position, overlaps, parse_intent, prompt_text
+from personalq.checkin.intent import SLOT, Intent, option_position, overlaps, parse_intent, prompt_text
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import (
     Reference,
@@ -96,7 +96,8 @@ _WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::[^<>]*)?
 
 
 def _clean(text: str) -> str:
-    text = " ".join(unicodedata.normalize("NFKC", text or "").split())
+    # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
+    text = " ".join(unicodedata.normalize("NFKC", text or "").replace(SLOT, " ").split())
     # a network tag names its model as "NAME lora" does: selection reads the name, the prompt drops it with its
     # kind word, and nothing half-cut ("< :name:0.8>") reaches the picture
     text = _WEBUI_NETWORK.sub(lambda m: f", {m.group('name').replace('_', ' ').strip()} lora, ", text)
