@@ -18,6 +18,7 @@ from personalq.checkin.agent import CheckIn, CheckinResult
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionNotFound
 from personalq.repository.service import CheckpointNotFound, Repository, StoredCheckpoint
+from personalq.repository.weighted import Weighted
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,11 @@ class Turn:
     status: str  # selected | clarify | no_match
     text: str  # Markdown of the assistant message
     options: list[str] = field(default_factory=list)
-    checkpoint: StoredCheckpoint | None = None
+    checkpoint: StoredCheckpoint | None = None  # the first of ``uses``: the model the request is about
     prompt: str | None = None
     latency_ms: float = 0.0
+    uses: list[Weighted] = field(default_factory=list)  # every checkpoint of the image, at its weight
+    negative_prompt: str = ""
 
 
 def highlight(prompt: str, triggers: list[str]) -> str:
@@ -100,13 +103,16 @@ class Conversation:
         state.pending_session = result.session if result.status == "clarify" else None
         state.offered = {}
         if result.status == "selected":
-            checkpoint = self.repository.get(result.checkpoint_id)
+            uses = [Weighted(self.repository.get(c.checkpoint_id), c.weight) for c in result.checkpoints]
+            checkpoint = uses[0].checkpoint
             return Turn(
                 "selected",
                 describe(checkpoint, result.prompt),
                 checkpoint=checkpoint,
                 prompt=result.prompt,
                 latency_ms=result.latency_ms,
+                uses=uses,
+                negative_prompt=result.negative_prompt,
             )
         if result.status == "clarify":
             return Turn(
@@ -136,4 +142,6 @@ class Conversation:
         checkpoint = self.repository.get(checkpoint_id)
         prompt = rewrite_prompt(state.last_request, checkpoint)
         state.offered, state.pending_session = {}, None
-        return Turn("selected", describe(checkpoint, prompt), checkpoint=checkpoint, prompt=prompt)
+        return Turn(
+            "selected", describe(checkpoint, prompt), checkpoint=checkpoint, prompt=prompt, uses=[Weighted(checkpoint)]
+        )

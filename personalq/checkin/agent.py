@@ -31,6 +31,7 @@ from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import SessionState, SessionStore
 from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
+from personalq.repository.weighted import WeightedId
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
@@ -49,8 +50,10 @@ class Alternative(BaseModel):
 
 class CheckinResult(BaseModel):
     status: Literal["selected", "clarify", "no_match"]
-    checkpoint_id: str | None = None
+    checkpoint_id: str | None = None  # the first of ``checkpoints``: the model the request is about
+    checkpoints: list[WeightedId] = Field(default_factory=list)  # every checkpoint of the image, at its weight
     prompt: str | None = None
+    negative_prompt: str = ""
     question: str | None = None
     options: list[Option] = Field(default_factory=list)
     session: str | None = None
@@ -65,7 +68,9 @@ class CheckinResult(BaseModel):
         return {
             "status": self.status,
             "checkpoint_id": self.checkpoint_id,
+            "checkpoints": [c.model_dump() for c in self.checkpoints],
             "prompt": self.prompt,
+            "negative_prompt": self.negative_prompt,
             "question": self.question,
             "options": [o.model_dump() for o in self.options],
             "session": self.session,
@@ -251,6 +256,7 @@ class CheckIn:
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
+                checkpoints=[WeightedId(checkpoint_id=card.id)],
                 prompt=prompt,
                 session=session_id,
                 engine=engine,
