@@ -46,6 +46,11 @@ _PHRASE_STOPS = (
 )  # "": an action verb
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
+# what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
+_DESCRIPTION_FILLER = frozenset(
+    "makes make making made look looks looking better good nice great everything anything things stuff gives give "
+    "adds add turns turn trained lets let helps help really very".split()
+)
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by".split())
@@ -248,7 +253,7 @@ def read_reference(
             ):
                 j = i + 2  # "the lora that makes cyborg zombies": the description to its end
                 while j < len(runs) and not boundary_between(j - 1, j):
-                    if lowered[j] not in _PHRASE_STOPS and lowered[j] not in _DESCRIBING:
+                    if lowered[j] not in _PHRASE_STOPS | _DESCRIBING | _DESCRIPTION_FILLER:
                         phrase.add(j)
                         markers.add(i)
                         described.add(j)
