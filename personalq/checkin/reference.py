@@ -54,6 +54,7 @@ _DESCRIPTION_FILLER = frozenset(
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by".split())
+_ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 _DETERMINERS = frozenset("my the your this that".split())
 # words that open what the picture shows around its subject: a request that marks no name opens with it before them
 SCENE_OPENERS = frozenset(
@@ -264,6 +265,8 @@ def read_reference(
                 makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
+        elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
+            makers.update(_joined_runs(text, runs, i - 1))  # "android 18 (the h_madoka one)": who made it
         elif _possessive(text, runs[i]) and names(owner := _joined(text, runs, i)):
             phrase.add(i)
             forward(i)
@@ -519,6 +522,15 @@ def _groups(indices: set[int]) -> list[list[int]]:
         else:
             groups.append([i])
     return groups
+
+
+def _made_by(text: str, runs: list, lowered: list[str], i: int, only_creators: Callable[[str], bool]) -> bool:
+    """Is run ``i`` the end of "the <creator>" ("the h_madoka one", "the kozue version"), a handle known only as
+    a creator?"""
+    if i < 1:
+        return False
+    first = _joined_runs(text, runs, i)[0]
+    return first >= 1 and lowered[first - 1] == "the" and only_creators(_joined(text, runs, i))
 
 
 def _joined_runs(text: str, runs: list, i: int) -> list[int]:
