@@ -34,7 +34,8 @@ def import_(
     ] = False,
     home: HomeOption = None,
 ) -> None:
-    """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed."""
+    """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed (a copy of
+    weights already imported is reported as "duplicate of ID" and is no failure)."""
     repository = Repository(settings_for(home))
     with tqdm(desc="reading", unit=" entries", leave=False) as bar:
         report = repository.import_paths(paths, replace=replace, on_entry=lambda _entry: bar.update(1))
@@ -92,6 +93,23 @@ def list_(
             f"{c.id}\t{c.name}\t{c.family}\t{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}\t"
             f"{c.base_model}"
         )
+
+
+@app.command("duplicates")
+def duplicates(
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False, home: HomeOption = None
+) -> None:
+    """Checkpoints found at more than one path (identical weights): the checkpoint's own file, then each copy."""
+    found = Repository(settings_for(home)).duplicates()
+    if as_json:
+        typer.echo(json.dumps([vars(d) for d in found], indent=1))
+        return
+    for d in found:
+        typer.echo(f"{d.checkpoint_id}\t{d.name}\t{d.weights_path}")
+        for copy in d.copies:
+            typer.echo(f"  copy\t{copy}")
+    if not found:
+        typer.echo("no duplicates")
 
 
 @app.command("show")

@@ -28,15 +28,18 @@ from personalq.repository.base_models import normalise_base_model
 from personalq.repository.card import Card, StoredCheckpoint
 from personalq.repository.database import open_database
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
-from personalq.repository.importers.base import weights_digest
+from personalq.repository.importers.base import combine_digests, weights_files
+from personalq.repository.importers.hashing import hash_files
 from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
-from personalq.repository.orm import TERM_FIELDS, Checkpoint, CheckpointTerm, Family
+from personalq.repository.orm import TERM_FIELDS, Checkpoint, CheckpointLocation, CheckpointTerm, Family
 from personalq.repository.query_encoder import QueryEncoder
 from personalq.repository.revision import Revision, read_revision
+from personalq.repository.duplicates import Duplicate, primary_first
+from personalq.repository.stat_cache import load_stat_cache, store_stat_cache
 from personalq.repository.versions import slugify
 
 log = logging.getLogger(__name__)
-Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
+Status = Literal["imported", "updated", "unchanged", "duplicate", "error", "skipped"]
 TimeField = Literal["created", "used"]  # a checkpoint's creation time or its last use
 _TIME_COLUMNS = {"created": Checkpoint.created_at, "used": Checkpoint.last_used_at}
 
@@ -73,7 +76,7 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [
-            f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "skipped", "error") if self.count(s)
+            f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "duplicate", "skipped", "error") if self.count(s)
         ]
         return ", ".join(parts) or "nothing to import"
 
@@ -127,6 +130,7 @@ class _Known:
     by_id: dict[str, Checkpoint]
     by_sha: dict[str, Checkpoint]
     families: set[str]
+    locations: dict[str, CheckpointLocation] = field(default_factory=dict)  # copies already recorded, by path
     terms: list[dict] = field(default_factory=list)  # written with one executemany after the rows
     stale_terms: list[str] = field(default_factory=list)  # ids whose old terms go first
     _undo: list[Callable[[], None]] | None = field(default=None, init=False, repr=False)
@@ -181,7 +185,16 @@ class _Known:
             )
             rows += session.scalars(select(Checkpoint).where(condition)).all()
         families = set(session.scalars(select(Family.id)))
-        return cls({r.id: r for r in rows}, {r.weights_sha256: r for r in rows if r.weights_sha256}, families)
+        paths = sorted({str(record.weights_path) for _, record, _ in staged if record.weights_path})
+        locations = {
+            location.path: location
+            for start in range(0, len(paths), 500)
+            for location in session.scalars(
+                select(CheckpointLocation).where(CheckpointLocation.path.in_(paths[start : start + 500]))
+            )
+        }
+        by_sha = {r.weights_sha256: r for r in rows if r.weights_sha256}
+        return cls({r.id: r for r in rows}, by_sha, families, locations)
 
     def fetch(self, session: Session, checkpoint_id: str) -> Checkpoint | None:
         """A row whose id was not among the staged ids (a made-up id after a collision)."""
@@ -194,6 +207,31 @@ class _Known:
         self._set(self.by_id, row.id, row)
         if row.weights_sha256:
             self._set(self.by_sha, row.weights_sha256, row)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _record_copy(session: Session, known: _Known, checkpoint: Checkpoint, path: str) -> ImportOutcome:
+    """A second path to a checkpoint's exact weights: a location of it, reported as a duplicate (not an error)."""
+    location = known.locations.get(path)
+    if location is not None and location.checkpoint_id == checkpoint.id:
+        return ImportOutcome("", "duplicate", checkpoint.id, f"duplicate of {checkpoint.id} (already recorded)")
+    if location is None:
+        location = CheckpointLocation(path=path, checkpoint_id=checkpoint.id, recorded_at=_now())
+        session.add(location)
+        known.locations[path] = location
+    else:  # the file at this path now holds another checkpoint's bytes
+        location.checkpoint_id = checkpoint.id
+    return ImportOutcome("", "duplicate", checkpoint.id, f"duplicate of {checkpoint.id} ({checkpoint.weights_path})")
+
+
+def _forget_copy(session: Session, known: _Known, record: ImportedCheckpoint) -> None:
+    """A path recorded as a copy whose bytes changed since: it is no longer a copy of anything."""
+    location = known.locations.pop(str(record.weights_path), None) if record.weights_path else None
+    if location is not None:
+        session.delete(location)
 
 
 class Repository:
@@ -209,6 +247,7 @@ class Repository:
             collection_name=settings.chroma_collection,
         )
         self._sparse: tuple[int, SparseIndex] | None = None
+        self.last_hashed_bytes = 0  # bytes the last import read to hash (the stat cache spared the rest)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -298,6 +337,19 @@ class Repository:
         )
         with self.sessions() as session:
             return list(session.scalars(query))
+
+    def duplicates(self) -> list[Duplicate]:
+        """Checkpoints whose weights were found at more than one path, with the other paths (oldest first)."""
+        query = (
+            select(Checkpoint.id, Checkpoint.name, Checkpoint.weights_path, CheckpointLocation.path)
+            .join(CheckpointLocation, CheckpointLocation.checkpoint_id == Checkpoint.id)
+            .order_by(Checkpoint.id, CheckpointLocation.recorded_at, CheckpointLocation.id)
+        )
+        found: dict[str, Duplicate] = {}
+        with self.sessions() as session:
+            for checkpoint_id, name, weights_path, path in session.execute(query):
+                found.setdefault(checkpoint_id, Duplicate(checkpoint_id, name, weights_path)).copies.append(path)
+        return list(found.values())
 
     def count(self) -> int:
         with self.sessions() as session:
@@ -392,7 +444,7 @@ class Repository:
         """Import files and folders; every entry gets an outcome, and a failure never leaves partial state."""
         started = time.perf_counter()
         report = ImportReport()
-        staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
+        pending: list[tuple[ParsedEntry, list]] = []  # each entry with the weights files of each of its records
         for entry in parse_paths([Path(p).absolute() for p in paths]):  # stored paths must not depend on the cwd
             if on_entry:
                 on_entry(entry)
@@ -403,18 +455,36 @@ class Repository:
                 report.outcomes.append(ImportOutcome(str(entry.path), "skipped", message=entry.skipped))
                 continue
             try:
-                digests = [
-                    weights_digest(r.weights_path, entry.root) if r.weights_path else None for r in entry.records
-                ]
+                files = [weights_files(r.weights_path, entry.root) if r.weights_path else None for r in entry.records]
             except (ImportProblem, OSError) as exc:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=str(exc)))
                 continue
-            staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
+            pending.append((entry, files))
+        staged = primary_first(self._digest(pending, report))
         if staged:
             vectors = self._embed_new(staged)
             self._write(staged, replace, report, vectors)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _digest(self, pending: list[tuple[ParsedEntry, list]], report: ImportReport):
+        """Each record with its weights digest, hashing only the files the stat cache does not vouch for; an
+        entry with an unreadable weights file becomes that entry's error."""
+        wanted = [resolved for _, files in pending for listed in files if listed for _, resolved in listed]
+        hashed = hash_files(wanted, load_stat_cache(self.sessions, wanted))
+        store_stat_cache(self.sessions, hashed.fresh)
+        self.last_hashed_bytes = hashed.hashed_bytes
+        staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
+        for entry, files in pending:
+            problem = next(
+                (hashed.errors[f] for listed in files if listed for _, f in listed if f in hashed.errors), None
+            )
+            if problem:
+                report.outcomes.append(ImportOutcome(str(entry.path), "error", message=problem))
+                continue
+            digests = [combine_digests(listed, hashed.digests) if listed else None for listed in files]
+            staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
+        return staged
 
     def _embed_new(self, staged) -> dict:
         """Embed, before any lock is taken, the records whose content the repository does not hold yet (the
@@ -488,12 +558,16 @@ class Repository:
         card = record.card
         content = _content_hash(card, digest)
         same_weights = known.by_sha.get(digest) if digest else None
+        if same_weights is not None and record.weights_path and same_weights.weights_path != str(record.weights_path):
+            return _record_copy(session, known, same_weights, str(record.weights_path)), None
+        _forget_copy(session, known, record)
         target = same_weights or known.by_id.get(card.id)  # every staged id was loaded up front
         if (
             target is not None
             and same_weights is None
             and not record.id_is_explicit
             and target.weights_sha256 != digest
+            and target.weights_path != str(record.weights_path)  # the same file rewritten is the same checkpoint
         ):
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
             target = known.by_id.get(card.id) or known.fetch(session, card.id)

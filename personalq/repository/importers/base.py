@@ -237,22 +237,40 @@ def weights_digest(path: Path, root: Path | None = None) -> str:
 
     During an import ``root`` is the imported folder and each file is checked against it first: a folder's
     weights may be links, and a link out of the imported folder is refused rather than hashed. Serving hashes
-    weights the repository already holds, with no root.
+    weights the repository already holds, with no root. An import hashes through
+    :mod:`personalq.repository.importers.hashing` instead (the stat cache and a worker pool), with the same
+    :func:`weights_files` and :func:`combine_digests`.
     """
+    files = weights_files(path, root)
+    return combine_digests(files, {resolved: sha256_file(resolved) for _, resolved in files})
+
+
+WeightsFile = tuple[str | None, Path]  # (its name inside a weights folder, or None for a single file; resolved path)
+
+
+def weights_files(path: Path, root: Path | None = None) -> list[WeightsFile]:
+    """The files a weights digest covers, each resolved (and refused when it leaves ``root``)."""
     if path.is_file():
-        return sha256_file(_inside(root, path))
-    digest = hashlib.sha256()
+        return [(None, _inside(root, path))]
     files = sorted(p for p in path.rglob("*.safetensors") if p.is_file())
     if not files:
         raise ImportProblem(f"{path.name} holds no .safetensors weights")
-    for file in files:
-        digest.update(str(file.relative_to(path)).encode())
-        digest.update(sha256_file(_inside(root, file)).encode())
+    return [(str(file.relative_to(path)), _inside(root, file)) for file in files]
+
+
+def combine_digests(files: list[WeightsFile], digests: dict[Path, str]) -> str:
+    """A single file's own SHA-256; for a folder, the hash of each file's name inside it and its digest."""
+    if len(files) == 1 and files[0][0] is None:
+        return digests[files[0][1]]
+    digest = hashlib.sha256()
+    for name, resolved in files:
+        digest.update(str(name).encode())
+        digest.update(digests[resolved].encode())
     return digest.hexdigest()
 
 
 def _inside(root: Path | None, path: Path) -> Path:
-    return path if root is None else ensure_inside(root, path, "weights file")
+    return path.resolve() if root is None else ensure_inside(root, path, "weights file")
 
 
 def mtime(path: Path) -> dt.datetime:
