@@ -53,6 +53,7 @@ class Checkpoint(Base):
     card_json: Mapped[str] = mapped_column(Text)
     content_hash: Mapped[str] = mapped_column(String(64))
     imported_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    edited_fields: Mapped[str | None] = mapped_column(String(200))  # the person's overrides, named (see below)
 
     family: Mapped[Family] = relationship(back_populates="checkpoints")
     terms: Mapped[list["CheckpointTerm"]] = relationship(
@@ -121,3 +122,20 @@ class WeightsStat(Base):
     mtime_ns: Mapped[int] = mapped_column(BigInteger)
     inode: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
+
+
+class CheckpointOverride(Base):
+    """What the person corrected on a checkpoint (name, triggers, styles, subjects, tags, base), kept apart from
+    what the files say so that a re-import of the same file keeps the corrections.
+
+    ``checkpoints.card_json`` holds the card with the overrides applied (what search, Check-in and serving read);
+    ``imported_card_json`` is the card as last imported, so an override can be taken back. ``edited_fields`` on the
+    checkpoint names the overridden fields without a join, for the table's "edited" mark.
+    """
+
+    __tablename__ = "checkpoint_overrides"
+
+    checkpoint_id: Mapped[str] = mapped_column(ForeignKey("checkpoints.id", ondelete="CASCADE"), primary_key=True)
+    fields_json: Mapped[str] = mapped_column(Text)
+    imported_card_json: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)

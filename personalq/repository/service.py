@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import logging
 import time
 from contextlib import contextmanager
@@ -27,14 +28,22 @@ from personalq.config import Settings
 from personalq.repository.base_models import normalise_base_model
 from personalq.repository.card import Card, StoredCheckpoint
 from personalq.repository.database import open_database
+from personalq.repository.duplicates import Duplicate, primary_first
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
 from personalq.repository.importers.base import combine_digests, weights_files
 from personalq.repository.importers.hashing import hash_files
 from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
-from personalq.repository.orm import TERM_FIELDS, Checkpoint, CheckpointLocation, CheckpointTerm, Family
+from personalq.repository.orm import (
+    TERM_FIELDS,
+    Checkpoint,
+    CheckpointLocation,
+    CheckpointOverride,
+    CheckpointTerm,
+    Family,
+)
+from personalq.repository.overrides import CardEdit, apply_overrides, normalised
 from personalq.repository.query_encoder import QueryEncoder
 from personalq.repository.revision import Revision, read_revision
-from personalq.repository.duplicates import Duplicate, primary_first
 from personalq.repository.stat_cache import load_stat_cache, store_stat_cache
 from personalq.repository.versions import slugify
 
@@ -76,7 +85,9 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [
-            f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "duplicate", "skipped", "error") if self.count(s)
+            f"{self.count(s)} {s}"
+            for s in ("imported", "updated", "unchanged", "duplicate", "skipped", "error")
+            if self.count(s)
         ]
         return ", ".join(parts) or "nothing to import"
 
@@ -109,6 +120,7 @@ def _to_stored(row: Checkpoint) -> StoredCheckpoint:
         source_path=row.source_path,
         version_number=row.version_number,
         imported_at=row.imported_at,
+        edited=row.edited_fields.split(",") if row.edited_fields else [],
     )
     return StoredCheckpoint.model_validate(data)
 
@@ -207,6 +219,20 @@ class _Known:
         self._set(self.by_id, row.id, row)
         if row.weights_sha256:
             self._set(self.by_sha, row.weights_sha256, row)
+
+
+def _term_rows(card: Card) -> list[dict]:
+    """The card's list fields as ``checkpoint_terms`` rows."""
+    return [
+        {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
+        for name, values in (
+            ("trigger", card.triggers),
+            ("subject", card.subjects),
+            ("style", card.styles),
+            ("tag", card.tags),
+        )
+        for pos, value in enumerate(values)
+    ]
 
 
 def _now() -> dt.datetime:
@@ -394,6 +420,40 @@ class Repository:
 
     # -- writing ---------------------------------------------------------------------------------------
 
+    def edit(self, checkpoint_id: str, edit: CardEdit) -> StoredCheckpoint:
+        """Lay the person's corrections over a checkpoint's card; they are kept across re-imports of its file, and
+        search, Check-in and serving see them at once (the card revision moves and the dense index is updated).
+        Raises :class:`CheckpointNotFound`, or :class:`~personalq.repository.overrides.InvalidEdit` for a value
+        no card may hold."""
+        with self.sessions.begin() as session:
+            before = read_revision(session).cards
+            row = session.get(Checkpoint, checkpoint_id)
+            if row is None:
+                raise CheckpointNotFound(checkpoint_id)
+            override = session.get(CheckpointOverride, checkpoint_id)
+            imported = Card.model_validate_json(override.imported_card_json if override else row.card_json)
+            fields = {} if override is None or edit.reset else json.loads(override.fields_json)
+            current = apply_overrides(imported, fields)
+            fields = normalised({**fields, **edit.changes(current)}, imported)
+            card = apply_overrides(imported, fields)
+            if override is None:
+                override = CheckpointOverride(checkpoint_id=checkpoint_id, imported_card_json=row.card_json)
+                session.add(override)
+            override.fields_json = json.dumps(fields, sort_keys=True)
+            override.updated_at = _now()
+            row.name, row.base_model, row.card_json = card.name, card.base_model, card.model_dump_json()
+            row.content_hash = _content_hash(card, row.weights_sha256)
+            row.edited_fields = ",".join(sorted(fields)) or None
+            session.execute(delete(CheckpointTerm).where(CheckpointTerm.checkpoint_id == checkpoint_id))
+            if rows := _term_rows(card):
+                session.execute(insert(CheckpointTerm), rows)
+            session.flush()
+            stored = _to_stored(row)
+            doc = IndexedDoc(card.id, card.index_text(), row.content_hash, card.identity_text())
+            after = read_revision(session).cards
+        self._follow_own_write(before, after, lambda: self.dense.upsert([doc]))
+        return stored
+
     def touch(self, checkpoint_id: str, when: dt.datetime | None = None) -> None:
         with self.sessions.begin() as session:
             row = session.get(Checkpoint, checkpoint_id)
@@ -571,6 +631,12 @@ class Repository:
         ):
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
             target = known.by_id.get(card.id) or known.fetch(session, card.id)
+        override = session.get(CheckpointOverride, target.id) if target is not None and target.edited_fields else None
+        if override is not None:  # the person's corrections outlive a re-import of the same file
+            imported = card.model_copy(update={"id": target.id})
+            card = apply_overrides(imported, json.loads(override.fields_json))
+            content = _content_hash(card, digest)
+            override.imported_card_json = imported.model_dump_json()
         if target is not None:
             if target.content_hash == content:
                 return ImportOutcome("", "unchanged", target.id, "already in the repository"), None
@@ -606,16 +672,7 @@ class Repository:
             session.add(row)
         else:
             known.stale_terms.append(row.id)
-        known.terms += [
-            {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
-            for name, values in (
-                ("trigger", card.triggers),
-                ("subject", card.subjects),
-                ("style", card.styles),
-                ("tag", card.tags),
-            )
-            for pos, value in enumerate(values)
-        ]
+        known.terms += _term_rows(card)
         known.remember(row)
         status: Status = "updated" if target is not None else "imported"
         warning = "" if card.triggers else " (no trigger: prompts cannot be rewritten for it)"

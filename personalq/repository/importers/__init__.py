@@ -32,6 +32,7 @@ from personalq.repository.importers.folders import (
     LoraFolderImporter,
     TextualInversionImporter,
 )
+from personalq.repository.importers.previews import sidecar_preview
 from personalq.repository.importers.safetensors_file import SafetensorsImporter
 
 FOLDER_IMPORTERS: tuple[Importer, ...] = (DiffusersFolderImporter(), LoraFolderImporter(), TextualInversionImporter())
@@ -152,13 +153,24 @@ def _read_content(entry: Path, root: Path) -> ParsedEntry | None:
     return None
 
 
+def _with_previews(parsed: ParsedEntry | None, root: Path) -> ParsedEntry | None:
+    """Records without a preview of their own get the picture beside their weights, if there is one."""
+    for record in parsed.records if parsed is not None else []:
+        if record.preview_path is None and record.weights_path is not None:
+            try:
+                record.preview_path = sidecar_preview(record.weights_path, root)
+            except OSError as exc:
+                log.warning("cannot look for a preview of %s: %s", record.weights_path, exc)
+    return parsed
+
+
 def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
     # metadata first: what cards and Civitai files reference is theirs, not a checkpoint of its own
     for entry in entries:
-        parsed = _guarded(entry, partial(_read_metadata, entry, root))
+        parsed = _with_previews(_guarded(entry, partial(_read_metadata, entry, root)), root)
         if parsed is None:
             remaining.append(entry)
             continue
@@ -171,7 +183,7 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
             continue
         if entry.is_dir() and any(resolved in path.parents for path in claimed):
             continue  # a folder unit whose files a card already imports (a LoRA folder the card's weights point in)
-        parsed = _guarded(entry, partial(_read_content, entry, root))
+        parsed = _with_previews(_guarded(entry, partial(_read_content, entry, root)), root)
         if parsed is not None:
             results.append(parsed)
     return results

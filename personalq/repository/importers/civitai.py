@@ -19,6 +19,7 @@ from personalq.repository.importers.base import (
     text_list,
     typed_field,
 )
+from personalq.repository.importers.previews import civitai_image, sidecar_preview
 from personalq.repository.versions import slugify
 
 MODEL_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".bin", ".pth")
@@ -102,6 +103,14 @@ class CivitaiImporter:
                 return candidate
         return None
 
+    def _preview(self, info: dict, path: Path, weights: Path | None, root: Path) -> Path | None:
+        """A picture beside the model file first (Civitai Helper saves images[0] as ``<name>.preview.png``), then
+        a local copy of the info's first image (see :mod:`personalq.repository.importers.previews`)."""
+        stem = path.name[: -len(".civitai.info")] if path.name.lower().endswith(".civitai.info") else path.stem
+        return sidecar_preview(weights or path.with_name(stem + ".safetensors"), root) or civitai_image(
+            info, path, root
+        )
+
     def _pairs(self, document: dict, where: str) -> list[tuple[dict, dict]]:
         """(version, model) pairs: every version of an API model object, or the one version of a .civitai.info."""
         versions = typed_field(document, "modelVersions", list, where)
@@ -118,11 +127,12 @@ class CivitaiImporter:
             raise ImportProblem(f"{path.name}: expected a Civitai model or model-version object")
         pairs = self._pairs(document, path.name)
         weights = self._model_file(path, root) if len(pairs) == 1 else None
+        preview = self._preview(document, path, weights, root) if len(pairs) == 1 else None
         records = []
         for version, model in pairs:
             if version.get("id") is None:
                 raise ImportProblem(f"{path.name}: a model version has no 'id'")
             card = card_from_fields(version_card_fields(version, model, path.name), path.name)
             claimed = (weights,) if weights else ()
-            records.append(ImportedCheckpoint(card, self.format, path, weights, None, True, claimed))
+            records.append(ImportedCheckpoint(card, self.format, path, weights, preview, True, claimed))
         return records
