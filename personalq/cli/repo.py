@@ -138,9 +138,8 @@ def edit(
         fail(str(exc))
     edited = ", ".join(card.edited) or "nothing (as the files say)"
     typer.echo(f"edited {card.id} ({card.name}): {edited}")
-    typer.echo(
-        f"  triggers: {', '.join(card.triggers) or '-'}; styles: {', '.join(card.styles) or '-'}; base {card.base_model}"
-    )
+    triggers, styles = ", ".join(card.triggers) or "-", ", ".join(card.styles) or "-"
+    typer.echo(f"  triggers: {triggers}; styles: {styles}; base {card.base_model}")
 
 
 @app.command("duplicates")
