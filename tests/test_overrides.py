@@ -102,7 +102,7 @@ def test_cli_edit(tmp_path):
             "--style",
             "ink wash painting",
             "--name",
-            "Ink wash",
+            "Sumi-e mountains",
             "--base",
             "sdxl",
             "--home",
@@ -110,7 +110,7 @@ def test_cli_edit(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "edited ink-wash-v1 (Ink wash): base_model, name, styles, triggers" in result.output
+    assert "edited ink-wash-v1 (Sumi-e mountains): base_model, name, styles, triggers" in result.output
     result = runner.invoke(
         app, ["repo", "edit", "ink-wash-v1", "--remove-trigger", "inkwash", "--add-trigger", "brush", "--home", home]
     )

@@ -20,6 +20,8 @@ from personalq.repository.importers.base import (
     typed_field,
 )
 from personalq.repository.importers.previews import civitai_image, sidecar_preview
+from personalq.repository.card import derive_subjects
+from personalq.repository.importers.tag_roles import sort_tags
 from personalq.repository.versions import slugify
 
 MODEL_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".bin", ".pth")
@@ -60,6 +62,8 @@ def version_card_fields(version: dict, model: dict, where: str = "Civitai metada
     nested = typed_field(version, "model", dict, where, {})
     model_name = _text(model, "name", where) or _text(nested, "name", where) or f"civitai model {model_id}"
     version_name = _text(version, "name", where)
+    tags = text_list(model, "tags", where)
+    roles = sort_tags(tags, model_name)
     return {
         "id": f"civitai-{typed_field(version, 'id', (int, str), where)}",
         "name": f"{model_name} {version_name}".strip()
@@ -71,7 +75,9 @@ def version_card_fields(version: dict, model: dict, where: str = "Civitai metada
         "base_model": normalise_base_model(typed_field(version, "baseModel", str, where)),
         "creator": _creator(model, where),
         "triggers": text_list(version, "trainedWords", where),
-        "tags": text_list(model, "tags", where),
+        "tags": tags,
+        "subjects": derive_subjects(model_name, roles.subjects, ""),
+        "styles": roles.styles,
         "description": plain_text(_text(version, "description", where) or _text(model, "description", where)),
         "created_at": version.get("createdAt") or version.get("publishedAt"),
     }
