@@ -103,6 +103,16 @@ class CheckpointFilter:
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     limit: int | None = None
+    order: str = "family"  # one of ORDERS: family and version, name, newest, last used, base
+
+
+ORDERS = {
+    "family": (Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id),
+    "name": (func.lower(Checkpoint.name), Checkpoint.version_number, Checkpoint.id),
+    "newest": (Checkpoint.created_at.desc(), Checkpoint.id),
+    "used": (Checkpoint.last_used_at.is_(None), Checkpoint.last_used_at.desc(), Checkpoint.id),  # never used last
+    "base": (Checkpoint.base_model, Checkpoint.family_id, Checkpoint.version_number, Checkpoint.id),
+}
 
 
 def _content_hash(card: Card, digest: str | None) -> str:
@@ -292,9 +302,17 @@ class Repository:
 
     def list(self, filters: CheckpointFilter | None = None) -> list[StoredCheckpoint]:
         f = filters or CheckpointFilter()
-        query = select(Checkpoint).order_by(
-            Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id
-        )
+        if f.order not in ORDERS:
+            raise ValueError(f"unknown order {f.order!r}; expected one of {', '.join(ORDERS)}")
+        query = self._filtered(select(Checkpoint).order_by(*ORDERS[f.order]), f)
+        if f.limit:
+            query = query.limit(f.limit)
+        with self.sessions() as session:
+            return [_to_stored(row) for row in session.scalars(query)]
+
+    @staticmethod
+    def _filtered(query, f: CheckpointFilter):
+        """``query`` narrowed by every filter ``f`` sets (the limit and order aside)."""
         if f.family:
             query = query.where(Checkpoint.family_id == slugify(f.family))
         if f.kind:
@@ -315,10 +333,7 @@ class Repository:
         if f.text:
             needle = f"%{f.text.lower()}%"
             query = query.where(func.lower(Checkpoint.card_json).like(needle))
-        if f.limit:
-            query = query.limit(f.limit)
-        with self.sessions() as session:
-            return [_to_stored(row) for row in session.scalars(query)]
+        return query
 
     def newest_ids(self, by: TimeField = "created", limit: int | None = None) -> list[str]:
         """Ids of the checkpoints, newest first by creation or by last use (``by="used"`` leaves out those
@@ -377,7 +392,19 @@ class Repository:
                 found.setdefault(checkpoint_id, Duplicate(checkpoint_id, name, weights_path)).copies.append(path)
         return list(found.values())
 
-    def count(self) -> int:
+    def bases(self) -> list[str]:
+        """The base keys the repository's checkpoints are for, for a filter's choices."""
+        with self.sessions() as session:
+            return sorted(session.scalars(select(Checkpoint.base_model).distinct()))
+
+    def count(self, filters: CheckpointFilter | None = None) -> int:
+        if filters is not None:
+            with self.sessions() as session:
+                query = self._filtered(select(func.count()).select_from(Checkpoint), filters)
+                return session.scalar(query) or 0
+        return self._count_all()
+
+    def _count_all(self) -> int:
         with self.sessions() as session:
             return session.scalar(select(func.count()).select_from(Checkpoint)) or 0
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from personalq.repository.base_models import normalise_base_model
+from personalq.repository.card import derive_subjects
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
     ImportProblem,
@@ -20,7 +21,6 @@ from personalq.repository.importers.base import (
     typed_field,
 )
 from personalq.repository.importers.previews import civitai_image, sidecar_preview
-from personalq.repository.card import derive_subjects
 from personalq.repository.importers.tag_roles import sort_tags
 from personalq.repository.versions import slugify
 

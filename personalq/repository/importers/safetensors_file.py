@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from personalq.repository.base_models import DEFAULT_BASE
+from personalq.repository.card import derive_subjects
 from personalq.repository.importers.architecture import BASE_KEY_OF, tensors_architecture
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
@@ -19,7 +20,6 @@ from personalq.repository.importers.base import (
     mtime,
     read_safetensors_header,
 )
-from personalq.repository.card import derive_subjects
 from personalq.repository.importers.naming import readable_name
 from personalq.repository.importers.tag_roles import sort_tags
 from personalq.repository.versions import family_stem, parse_version, slugify
