@@ -108,3 +108,34 @@ def test_an_unreadable_weights_file_fails_alone(repository, tmp_path):
     finally:
         bad.chmod(0o644)
     assert report.count("imported") == 1 and report.count("error") == 1
+
+
+def test_an_unchanged_rescan_does_not_open_the_files(repository, tmp_path):
+    """The stat cache's promise and its limit: a file whose size, mtime and inode did not move is not read again
+    (here its bytes were scrambled in place with the old mtime put back, and the re-scan does not notice); one
+    whose mtime moved is read, and its damage reported."""
+    folder = tmp_path / "loras"
+    files = [write_kohya_lora(folder / f"lora_{i}.safetensors", output_name=f"lora_{i}", seed=i) for i in range(3)]
+    assert repository.import_paths([folder]).count("imported") == 3
+    before = files[0].stat()
+    files[0].write_bytes(b"\0" * before.st_size)
+    os.utime(files[0], ns=(before.st_atime_ns, before.st_mtime_ns))
+    report = repository.import_paths([folder])
+    assert report.ok and report.count("unchanged") == 3 and repository.last_hashed_bytes == 0
+
+    os.utime(files[0], ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    report = repository.import_paths([folder])
+    assert report.count("error") == 1 and "corrupt safetensors header" in report.outcomes[0].message
+
+
+def test_a_preview_added_beside_an_unchanged_file_is_picked_up(repository, tmp_path):
+    from PIL import Image
+
+    lora = write_kohya_lora(tmp_path / "loras" / "corgi.safetensors")
+    repository.import_paths([tmp_path / "loras"])
+    assert repository.get("corgi").preview_path is None
+    Image.new("RGB", (4, 4)).save(tmp_path / "loras" / "corgi.preview.png")
+    report = repository.import_paths([tmp_path / "loras"])
+    assert report.ok and [(o.status, o.message) for o in report.outcomes] == [("updated", "new preview")]
+    assert repository.get("corgi").preview_path == str(tmp_path / "loras" / "corgi.preview.png")
+    assert lora.exists()

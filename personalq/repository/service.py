@@ -43,6 +43,7 @@ from personalq.repository.orm import (
 )
 from personalq.repository.overrides import CardEdit, apply_overrides, normalised
 from personalq.repository.query_encoder import QueryEncoder
+from personalq.repository.rescan import known_files
 from personalq.repository.revision import Revision, read_revision
 from personalq.repository.stat_cache import load_stat_cache, store_stat_cache
 from personalq.repository.versions import slugify
@@ -532,9 +533,15 @@ class Repository:
         started = time.perf_counter()
         report = ImportReport()
         pending: list[tuple[ParsedEntry, list]] = []  # each entry with the weights files of each of its records
-        for entry in parse_paths([Path(p).absolute() for p in paths]):  # stored paths must not depend on the cwd
+        known = None if replace else known_files(self.sessions)  # --replace reads every file again
+        for entry in parse_paths([Path(p).absolute() for p in paths], known):  # stored paths must not depend on cwd
             if on_entry:
                 on_entry(entry)
+            if entry.known_as:
+                status: Status = "duplicate" if entry.known_copy else "unchanged"
+                message = f"duplicate of {entry.known_as} (already recorded)" if entry.known_copy else "not changed"
+                report.outcomes.append(ImportOutcome(str(entry.path), status, entry.known_as, message))
+                continue
             if entry.error:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=entry.error))
                 continue
@@ -666,6 +673,10 @@ class Repository:
             override.imported_card_json = imported.model_dump_json()
         if target is not None:
             if target.content_hash == content:
+                preview = str(record.preview_path) if record.preview_path else None
+                if preview and target.preview_path != preview:  # a picture put beside the weights since
+                    target.preview_path = preview
+                    return ImportOutcome("", "updated", target.id, "new preview"), None
                 return ImportOutcome("", "unchanged", target.id, "already in the repository"), None
             if not replace:
                 reason = "these weights are already imported" if same_weights is not None else "this id already exists"

@@ -52,6 +52,13 @@ class ParsedEntry:
     error: str | None = None
     skipped: str | None = None
     root: Path | None = None  # the imported folder: nothing the records name may be read outside it
+    known_as: str | None = None  # a checkpoint id: the file is as it was last imported, and was not read again
+    known_copy: bool = False  # ... and it is a recorded copy of that checkpoint
+
+
+# Given an entry (a file not claimed by a card or Civitai file) and the imported root: a ParsedEntry with
+# ``known_as`` set when the repository already holds the file as it is now (see Repository._unchanged_files).
+KnownFiles = Callable[[Path, Path], "ParsedEntry | None"]
 
 
 def _folder_importer(path: Path, root: Path) -> Importer | None:
@@ -107,8 +114,9 @@ def _guarded(entry: Path, work: Callable[[], ParsedEntry | None]) -> ParsedEntry
         return ParsedEntry(entry, error=f"cannot import {entry.name}: {type(exc).__name__}: {exc}"[:500])
 
 
-def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
-    """Read every importable thing under ``paths``; never raises for a bad file."""
+def parse_paths(paths: list[Path], known: KnownFiles | None = None) -> list[ParsedEntry]:
+    """Read every importable thing under ``paths``; never raises for a bad file. Files ``known`` vouches for
+    are not read at all (a re-scan of an unchanged folder)."""
     results: list[ParsedEntry] = []
     for given in paths:
         given = Path(given)
@@ -121,7 +129,7 @@ def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
             results.extend(problems)
         else:
             entries = [given]
-        results.extend(_parse_entries(entries, root))
+        results.extend(_parse_entries(entries, root, known))
     return results
 
 
@@ -164,7 +172,7 @@ def _with_previews(parsed: ParsedEntry | None, root: Path) -> ParsedEntry | None
     return parsed
 
 
-def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
+def _parse_entries(entries: list[Path], root: Path, known: KnownFiles | None = None) -> list[ParsedEntry]:
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
@@ -183,6 +191,10 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
             continue
         if entry.is_dir() and any(resolved in path.parents for path in claimed):
             continue  # a folder unit whose files a card already imports (a LoRA folder the card's weights point in)
+        unchanged = known(entry, root) if known is not None else None
+        if unchanged is not None:
+            results.append(unchanged)
+            continue
         parsed = _with_previews(_guarded(entry, partial(_read_content, entry, root)), root)
         if parsed is not None:
             results.append(parsed)

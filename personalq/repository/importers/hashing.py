@@ -53,9 +53,7 @@ class HashResult:
     hashed_bytes: int = 0
 
 
-def hash_files(
-    files: Iterable[Path], cached: Mapping[str, CachedDigest], workers: int | None = None
-) -> HashResult:
+def hash_files(files: Iterable[Path], cached: Mapping[str, CachedDigest], workers: int | None = None) -> HashResult:
     """SHA-256 of each file, read only when its stat differs from ``cached`` (keyed by the path as text).
 
     A file that cannot be stat'ed or read becomes an error for it alone; the rest are still hashed.
@@ -78,9 +76,10 @@ def hash_files(
     total = sum(stat.size for _, stat in todo)
     workers = workers or min(8, (os.cpu_count() or 2) + 2)
     log.info("hashing %d changed or new weights files (%.1f MB)", len(todo), total / 1e6)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash") as pool, tqdm(
-        total=total, unit="B", unit_scale=True, desc="hashing", leave=False, disable=None
-    ) as bar:
+    with (
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash") as pool,
+        tqdm(total=total, unit="B", unit_scale=True, desc="hashing", leave=False, disable=None) as bar,
+    ):
         futures = {pool.submit(sha256_file, file): (file, stat) for file, stat in todo}
         for future in as_completed(futures):
             file, stat = futures[future]
