@@ -190,17 +190,19 @@ def read_safetensors_header(path: Path, root: Path) -> dict:
     resolved = ensure_inside(root, path, "file")
     size = resolved.stat().st_size
     with resolved.open("rb") as handle:
-        prefix = handle.read(8)
+        prefix = handle.read(9)
         if len(prefix) < 8:
             raise ImportProblem(f"{path.name}: truncated safetensors file ({size} bytes, no header length)")
-        if prefix[:2] == b"PK" or prefix[:1] == b"\x80":
+        (length,) = struct.unpack("<Q", prefix[:8])
+        # a header length whose low byte is 0x80 (or whose two low bytes read "PK") is a safetensors file all the
+        # same: only a file that is not one (no JSON header after the length) is taken for a renamed pickle or zip
+        if (prefix[:2] == b"PK" or prefix[:1] == b"\x80") and prefix[8:9] != b"{":
             raise ImportProblem(f"{path.name} is a pickle/zip checkpoint renamed to .safetensors; refusing to load it")
-        (length,) = struct.unpack("<Q", prefix)
         if length == 0 or length > MAX_SAFETENSORS_HEADER or 8 + length > size:
             raise ImportProblem(
                 f"{path.name}: corrupt safetensors header (declared length {length:,}, file size {size:,})"
             )
-        raw = handle.read(length)
+        raw = prefix[8:] + handle.read(length - len(prefix[8:]))
     try:
         header = parse_json(raw, "the header")
     except ImportProblem as exc:
