@@ -114,7 +114,7 @@ class Timed:
 
     def row(self) -> str:
         rate = self.files / self.seconds
-        mb_rate = f"{self.megabytes / self.seconds:,.0f}" if self.megabytes >= 1000 else "-"
+        mb_rate = f"{self.hashed_mb / self.seconds:,.0f}" if self.hashed_mb >= 1000 else "-"
         return (
             f"| {self.what} | {self.files:,} | {self.seconds:.2f} | {rate:,.0f} | {mb_rate} | {self.hashed_mb:,.1f} | "
             f"{self.summary} |"
@@ -125,10 +125,10 @@ def _size_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*.safetensors")) / 1e6
 
 
-def _import(repository: Repository, what: str, folder: Path) -> Timed:
+def _import(repository: Repository, what: str, folder: Path, replace: bool = False) -> Timed:
     files = len(list(folder.rglob("*.safetensors")))
     started = time.perf_counter()
-    report = repository.import_paths([folder])
+    report = repository.import_paths([folder], replace=replace)
     seconds = time.perf_counter() - started
     if not report.ok:
         raise SystemExit(f"{what}: {report.summary()}")
@@ -152,9 +152,10 @@ def run(work: Path, files: int, real: int) -> str:
             os.utime(path)  # a new modification time, the same bytes
         rows.append(_import(repository, f"re-scan after touching 1% ({len(touched)} files)", small_dir.parent))
         rows.append(_import(repository, "re-scan, nothing changed (again)", small_dir.parent))
+        rows.append(_import(repository, "re-scan with --replace (every header read)", small_dir.parent, True))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    unchanged = min((r for r in rows if r.what.startswith("re-scan, nothing")), key=lambda r: r.seconds)
+    unchanged = max((r for r in rows if r.what.startswith("re-scan, nothing")), key=lambda r: r.seconds)
     projected = TARGET_FILES * unchanged.seconds / unchanged.files
     verdict = "met" if projected <= TARGET_SECONDS else "not met"
     lines = [
@@ -168,12 +169,16 @@ def run(work: Path, files: int, real: int) -> str:
         *[r.row() for r in rows],
         "",
         f"Unchanged re-scan projected to {TARGET_FILES:,} files: **{projected:.1f} s** from "
-        f"{unchanged.files / unchanged.seconds:,.0f} files/s (target <= {TARGET_SECONDS:.0f} s: {verdict}).",
+        f"{unchanged.files / unchanged.seconds:,.0f} files/s, the slower of the two unchanged passes "
+        f"(target <= {TARGET_SECONDS:.0f} s: {verdict}).",
         "",
-        "MB/s is given where a pass read gigabytes (the real-size files); the small files are headers with a few",
-        "values each, so their rate counts files. A first import includes parsing each header, hashing, embedding",
-        "each card's identity text (MiniLM) and writing SQLite and Chroma; a re-scan walks the folder, compares each",
-        "bare weights file's size, mtime and inode with the stat cache, and opens only files that changed.",
+        "MB/s is hashed megabytes per second, given where a pass hashed gigabytes (the real-size files, just written",
+        "and so in the page cache: a cold disk reads slower); the small files are real headers with a few values",
+        "each, so their rate counts files. A first import parses each header, hashes (a thread pool), embeds each",
+        "card's identity text (MiniLM) and writes SQLite and Chroma. A re-scan walks the folder and compares each",
+        "bare weights file's size, mtime and inode with the stat cache: only changed files are opened (touched ones",
+        "are hashed again and found unchanged); `--replace` opens and parses every header but hashes only changed",
+        "files.",
     ]
     return "\n".join(lines) + "\n"
 
