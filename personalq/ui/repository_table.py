@@ -19,6 +19,7 @@ COLUMNS = [
     "preview",
     "id",
     "name",
+    "chat",
     "version",
     "kind",
     "base",
@@ -27,23 +28,22 @@ COLUMNS = [
     "created",
     "last used",
     "edited",
-    "chat",
 ]
 COLUMN_WIDTHS = [
     "84px",
     "130px",
-    "190px",
+    "180px",
+    "130px",
     "70px",
     "90px",
     "120px",
-    "130px",
-    "150px",
+    "120px",
+    "140px",
     "100px",
     "120px",
     "110px",
-    "140px",
 ]
-DATATYPES = ["markdown", *["str"] * (len(COLUMNS) - 2), "markdown"]
+DATATYPES = ["markdown" if column in ("preview", "chat") else "str" for column in COLUMNS]
 ID_COLUMN = COLUMNS.index("id")
 CHAT_COLUMN = COLUMNS.index("chat")
 USE_IN_CHAT = "💬 use in chat"
@@ -68,6 +68,7 @@ def rows(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[list[s
             _image_cell(thumbnail_path(c, previews_dir), c.name),
             c.id,
             c.name,
+            USE_IN_CHAT,
             c.version or "",
             c.kind,
             c.base_model,
@@ -76,7 +77,6 @@ def rows(checkpoints: list[StoredCheckpoint], previews_dir: Path) -> list[list[s
             f"{c.created_at:%Y-%m-%d}",
             f"{c.last_used_at:%Y-%m-%d %H:%M}" if c.last_used_at else "",
             "✎ " + ", ".join(c.edited) if c.edited else "",
-            USE_IN_CHAT,
         ]
         for c in checkpoints
     ]
