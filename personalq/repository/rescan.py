@@ -16,7 +16,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import false, func, or_, select
 from sqlalchemy.orm import sessionmaker
 
 from personalq.repository.importers import KnownFiles, ParsedEntry
@@ -26,22 +26,39 @@ from personalq.repository.importers.safetensors_file import SafetensorsImporter
 from personalq.repository.orm import Checkpoint, CheckpointLocation, WeightsStat
 
 
-def known_files(sessions: sessionmaker) -> KnownFiles:
-    """The check :func:`~personalq.repository.importers.parse_paths` runs on each bare file (see the module)."""
+def _under(column, folders: list[Path]):
+    """``column`` (a path as text) lies in one of ``folders``; a prefix compare, without LIKE's wildcards."""
+    prefixes = [str(folder).rstrip(os.sep) + os.sep for folder in folders]
+    return or_(false(), *[func.substr(column, 1, len(prefix)) == prefix for prefix in prefixes])
+
+
+def known_files(sessions: sessionmaker, paths: list[Path]) -> KnownFiles:
+    """The check :func:`~personalq.repository.importers.parse_paths` runs on each bare file (see the module); only
+    what lies in the imported folders is loaded (a file given by itself counts as its folder)."""
+    folders = [p if p.is_dir() else p.parent for p in paths]
+    real_folders = [Path(os.path.realpath(f)) for f in folders]
     with sessions() as session:
         held = {
             path: (checkpoint_id, preview)
             for path, checkpoint_id, preview in session.execute(
                 select(Checkpoint.weights_path, Checkpoint.id, Checkpoint.preview_path).where(
-                    Checkpoint.source_format == SafetensorsImporter.format, Checkpoint.weights_path.is_not(None)
+                    Checkpoint.source_format == SafetensorsImporter.format, _under(Checkpoint.weights_path, folders)
                 )
             )
         }
-        copies = dict(session.execute(select(CheckpointLocation.path, CheckpointLocation.checkpoint_id)).all())
+        copies = dict(
+            session.execute(
+                select(CheckpointLocation.path, CheckpointLocation.checkpoint_id).where(
+                    _under(CheckpointLocation.path, folders)
+                )
+            ).all()
+        )
         stats = {
             path: FileStat(size, mtime_ns, inode)
             for path, size, mtime_ns, inode in session.execute(
-                select(WeightsStat.path, WeightsStat.size, WeightsStat.mtime_ns, WeightsStat.inode)
+                select(WeightsStat.path, WeightsStat.size, WeightsStat.mtime_ns, WeightsStat.inode).where(
+                    _under(WeightsStat.path, real_folders)
+                )
             )
         }
 
@@ -59,7 +76,7 @@ def known_files(sessions: sessionmaker) -> KnownFiles:
         found = sidecar_preview(entry, root)
         return str(found) if found else None
 
-    def check(entry: Path, root: Path) -> ParsedEntry | None:
+    def check(entry: Path, resolved: Path, root: Path) -> ParsedEntry | None:
         key = str(entry)
         if key in held:
             checkpoint_id, preview = held[key]
@@ -68,7 +85,7 @@ def known_files(sessions: sessionmaker) -> KnownFiles:
         else:
             return None
         try:
-            if stats.get(os.path.realpath(entry)) != FileStat.of(entry):
+            if stats.get(str(resolved)) != FileStat.of(resolved):
                 return None
         except OSError:
             return None  # read it, and report what is wrong with it

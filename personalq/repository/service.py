@@ -226,6 +226,15 @@ class _Known:
             self.remember(row)
         return row
 
+    def set_location(self, path: str, location: CheckpointLocation | None) -> None:
+        """Record (or, with None, forget) the copy at ``path``; undone with the entry's savepoint."""
+        if self._undo is not None:
+            self._undo.append(partial(_restore, self.locations, path, self.locations.get(path, _ABSENT)))
+        if location is None:
+            self.locations.pop(path, None)
+        else:
+            self.locations[path] = location
+
     def remember(self, row: Checkpoint) -> None:
         self._set(self.by_id, row.id, row)
         if row.weights_sha256:
@@ -258,7 +267,7 @@ def _record_copy(session: Session, known: _Known, checkpoint: Checkpoint, path: 
     if location is None:
         location = CheckpointLocation(path=path, checkpoint_id=checkpoint.id, recorded_at=_now())
         session.add(location)
-        known.locations[path] = location
+        known.set_location(path, location)
     else:  # the file at this path now holds another checkpoint's bytes
         location.checkpoint_id = checkpoint.id
     return ImportOutcome("", "duplicate", checkpoint.id, f"duplicate of {checkpoint.id} ({checkpoint.weights_path})")
@@ -266,8 +275,9 @@ def _record_copy(session: Session, known: _Known, checkpoint: Checkpoint, path: 
 
 def _forget_copy(session: Session, known: _Known, record: ImportedCheckpoint) -> None:
     """A path recorded as a copy whose bytes changed since: it is no longer a copy of anything."""
-    location = known.locations.pop(str(record.weights_path), None) if record.weights_path else None
+    location = known.locations.get(str(record.weights_path)) if record.weights_path else None
     if location is not None:
+        known.set_location(location.path, None)
         session.delete(location)
 
 
@@ -533,8 +543,9 @@ class Repository:
         started = time.perf_counter()
         report = ImportReport()
         pending: list[tuple[ParsedEntry, list]] = []  # each entry with the weights files of each of its records
-        known = None if replace else known_files(self.sessions)  # --replace reads every file again
-        for entry in parse_paths([Path(p).absolute() for p in paths], known):  # stored paths must not depend on cwd
+        paths = [Path(p).absolute() for p in paths]  # stored paths must not depend on the cwd
+        known = None if replace else known_files(self.sessions, paths)  # --replace reads every file again
+        for entry in parse_paths(paths, known):
             if on_entry:
                 on_entry(entry)
             if entry.known_as:

@@ -56,9 +56,9 @@ class ParsedEntry:
     known_copy: bool = False  # ... and it is a recorded copy of that checkpoint
 
 
-# Given an entry (a file not claimed by a card or Civitai file) and the imported root: a ParsedEntry with
-# ``known_as`` set when the repository already holds the file as it is now (see Repository._unchanged_files).
-KnownFiles = Callable[[Path, Path], "ParsedEntry | None"]
+# Given an entry (a file not claimed by a card or Civitai file), its real path and the imported root: a ParsedEntry
+# with ``known_as`` set when the repository already holds the file as it is now (see repository/rescan.py).
+KnownFiles = Callable[[Path, Path, Path], "ParsedEntry | None"]
 
 
 def _folder_importer(path: Path, root: Path) -> Importer | None:
@@ -133,13 +133,13 @@ def parse_paths(paths: list[Path], known: KnownFiles | None = None) -> list[Pars
     return results
 
 
-def _read_metadata(entry: Path, root: Path) -> ParsedEntry | None:
-    """The entry read as a card or Civitai file, or None when it is neither.
+def _read_metadata(entry: Path, root: Path, resolved: dict[Path, Path]) -> ParsedEntry | None:
+    """The entry read as a card or Civitai file, or None when it is neither; its real path goes into ``resolved``.
 
     This runs first for every entry, so the check that it stays inside ``root`` comes before any importer
     opens it (claiming a JSON file means reading it).
     """
-    ensure_inside(root, entry, "file")
+    resolved[entry] = ensure_inside(root, entry, "file")
     if entry.is_dir():
         return None
     importer = next((i for i in METADATA_IMPORTERS if i.claims(entry, root)), None)
@@ -176,9 +176,10 @@ def _parse_entries(entries: list[Path], root: Path, known: KnownFiles | None = N
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
+    real: dict[Path, Path] = {}  # each entry's resolved path, found once
     # metadata first: what cards and Civitai files reference is theirs, not a checkpoint of its own
     for entry in entries:
-        parsed = _with_previews(_guarded(entry, partial(_read_metadata, entry, root)), root)
+        parsed = _with_previews(_guarded(entry, partial(_read_metadata, entry, root, real)), root)
         if parsed is None:
             remaining.append(entry)
             continue
@@ -186,12 +187,12 @@ def _parse_entries(entries: list[Path], root: Path, known: KnownFiles | None = N
         for record in parsed.records:
             claimed.update(p.resolve() for p in record.claimed_paths)
     for entry in remaining:
-        resolved = entry.resolve()  # resolvable: _read_metadata resolved every remaining entry already
-        if resolved in claimed or any(parent in claimed for parent in resolved.parents):
+        resolved = real[entry]  # _read_metadata resolved every remaining entry
+        if claimed and (resolved in claimed or any(parent in claimed for parent in resolved.parents)):
             continue
-        if entry.is_dir() and any(resolved in path.parents for path in claimed):
+        if claimed and entry.is_dir() and any(resolved in path.parents for path in claimed):
             continue  # a folder unit whose files a card already imports (a LoRA folder the card's weights point in)
-        unchanged = known(entry, root) if known is not None else None
+        unchanged = known(entry, resolved, root) if known is not None else None
         if unchanged is not None:
             results.append(unchanged)
             continue

@@ -63,10 +63,19 @@ def ensure_inside(root: Path, path: Path, what: str = "path") -> Path:
         ValueError,
     ) as exc:  # 3.11 raises RuntimeError for a symlink loop, ValueError for NUL
         raise ImportProblem(f"{what} {path} cannot be resolved: {exc}") from exc
+    if _within(resolved, root):
+        return resolved  # the common case: the caller passed a resolved root, and the path is in it
     root = root.resolve()
-    if resolved != root and root not in resolved.parents:
+    if not _within(resolved, root):
         raise ImportProblem(f"{what} {path} leads outside the imported folder {root}; refusing it")
     return resolved
+
+
+def _within(resolved: Path, root: Path) -> bool:
+    """``resolved`` (a real path) is ``root`` or lies under it, compared as text: a real path's leading part names
+    real folders only, so when ``root`` is that text it is its own real path."""
+    text, folder = str(resolved), str(root).rstrip(os.sep)
+    return text == folder or text.startswith(folder + os.sep) or (not folder and text.startswith(os.sep))
 
 
 def resolve_reference(root: Path, base_dir: Path, reference: str, what: str) -> Path:
