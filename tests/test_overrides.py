@@ -120,3 +120,12 @@ def test_cli_edit(tmp_path):
     assert missing.exit_code == 1 and "no checkpoint with id 'nope'" in missing.output
     empty = runner.invoke(app, ["repo", "edit", "ink-wash-v1", "--name", "", "--home", home])
     assert empty.exit_code == 1 and "name" in empty.output
+
+
+def test_a_refused_reimport_leaves_the_override_alone(repository, tmp_path):
+    write_card(tmp_path / "a", "bear-v4", description="tan plush bear")
+    repository.import_paths([tmp_path / "a"])
+    repository.edit("bear-v4", CardEdit(styles=["felt"]))
+    write_card(tmp_path / "b", "bear-v4", description="something else entirely")
+    assert repository.import_paths([tmp_path / "b"]).count("error") == 1  # another card under the same id
+    assert repository.edit("bear-v4", CardEdit(reset=True)).description == "tan plush bear"

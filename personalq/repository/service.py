@@ -681,7 +681,6 @@ class Repository:
             imported = card.model_copy(update={"id": target.id})
             card = apply_overrides(imported, json.loads(override.fields_json))
             content = _content_hash(card, digest)
-            override.imported_card_json = imported.model_dump_json()
         if target is not None:
             if target.content_hash == content:
                 preview = str(record.preview_path) if record.preview_path else None
@@ -696,6 +695,8 @@ class Repository:
                     "use --replace to overwrite it"
                 )
             card = card.model_copy(update={"id": target.id})
+        if override is not None:  # what the files say now, for a later edit or reset
+            override.imported_card_json = imported.model_dump_json()
         row = target or Checkpoint(id=card.id)
         family_id = slugify(card.family or card.name)
         known.add_family(session, family_id, card.family or card.name)
