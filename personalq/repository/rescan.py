@@ -21,7 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from personalq.repository.importers import KnownFiles, ParsedEntry
 from personalq.repository.importers.hashing import FileStat
-from personalq.repository.importers.previews import _SIDECAR_SUFFIXES, sidecar_preview
+from personalq.repository.importers.previews import SIDECAR_SUFFIXES, sidecar_preview
 from personalq.repository.importers.safetensors_file import SafetensorsImporter
 from personalq.repository.orm import Checkpoint, CheckpointLocation, WeightsStat
 
@@ -71,7 +71,7 @@ def known_files(sessions: sessionmaker, paths: list[Path]) -> KnownFiles:
 
     def preview_now(entry: Path, root: Path) -> str | None:
         stem, names = entry.stem, names_in(entry.parent)
-        if not any(stem + suffix in names for suffix in _SIDECAR_SUFFIXES):
+        if not any(stem + suffix in names for suffix in SIDECAR_SUFFIXES):
             return None  # one listing per folder instead of eight look-ups per file
         found = sidecar_preview(entry, root)
         return str(found) if found else None

@@ -24,7 +24,7 @@ from personalq.repository.importers.base import ImportProblem, ensure_inside, pr
 log = logging.getLogger(__name__)
 
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-_SIDECAR_SUFFIXES = tuple(f".preview{s}" for s in PICTURE_SUFFIXES) + PICTURE_SUFFIXES
+SIDECAR_SUFFIXES = tuple(f".preview{s}" for s in PICTURE_SUFFIXES) + PICTURE_SUFFIXES
 
 
 def _stem(weights: Path) -> str:
@@ -49,7 +49,7 @@ def _usable(candidate: Path, root: Path) -> Path | None:
 def sidecar_preview(weights: Path, root: Path) -> Path | None:
     """A picture beside the weights (a file or a folder) named after them (convention 2 above)."""
     stem = _stem(weights)
-    for suffix in _SIDECAR_SUFFIXES:
+    for suffix in SIDECAR_SUFFIXES:
         found = _usable(weights.with_name(stem + suffix), root)
         if found is not None:
             return found
