@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from personalq.repository.versions import _STEM_SUFFIX, parse_version
+from personalq.repository.versions import STEM_SUFFIX, parse_version
 
 _HUMP = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])")
 _VERSION_TOKEN = re.compile(r"(?i)[\s_\-.]*(?<![a-z0-9])v(?:er(?:sion)?)?\.?\s*\d+(?:\.\d+)*(?=$|[\s_\-])")
@@ -24,7 +24,7 @@ def readable_name(stem: str) -> tuple[str, str | None]:
     label = version.short if version.number is not None else None
     base = stem.strip()
     if label:
-        trimmed = _STEM_SUFFIX.sub("", base)
+        trimmed = STEM_SUFFIX.sub("", base)
         base = trimmed if trimmed != base else _VERSION_TOKEN.sub(" ", base, count=1)  # "x_v2.0_offset"
     words = [w for w in re.split(r"[\s_\-.]+", _HUMP.sub(" ", base)) if w and w.lower() not in _FORMAT_WORDS]
     if not words:
