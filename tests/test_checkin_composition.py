@@ -71,7 +71,9 @@ def test_weights_come_from_the_request_and_leave_the_prompt(checkin):
 
 
 def test_webui_network_tags_name_the_set_and_a_negative_prompt_is_split_off(checkin):
-    result = checkin.ask("<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW)
+    result = checkin.ask(
+        "<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW
+    )
     assert _set(result) == [("lyra", 0.8), ("inkwash", 0.45)]
     assert result.negative_prompt == "blurry, lowres"
     assert result.prompt == "lyravenn, a girl by a lake, in inkwash style"
