@@ -228,10 +228,10 @@ def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
 
 
 def _families(part: Part) -> set[str]:
-    """The models a part's words name: its decision's and every candidate its words cover."""
-    return {r.card.family or r.card.id for r in part.ranking.candidates if r.coverage >= MIN_COVERAGE} | {
-        c.family or c.id for c in part.decision.remaining
-    }
+    """The models a part names: its decision's, or, when it decided none, every candidate its words cover."""
+    if part.decision.remaining:
+        return {c.family or c.id for c in part.decision.remaining}
+    return {r.card.family or r.card.id for r in part.ranking.candidates if r.coverage >= MIN_COVERAGE}
 
 
 def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:
