@@ -192,3 +192,18 @@ def test_a_set_that_mixes_bases_is_refused_naming_both(world):
         list(engine.generate([Weighted(cards.pixelfox), Weighted(inkwolf)], PROMPT))
     with pytest.raises(CompositionError, match="twice"):
         Composition.of(cards.set(pixelfox=1.0) * 2)
+
+
+def test_ray_routes_a_set_by_its_anchor_and_batches_only_equal_weights(world):
+    pytest.importorskip("ray.serve", reason="Ray Serve is not installed (pip install 'personalq[ray]')")
+    from personalq.serving.ray_serving import GenerationRequest, variant_id
+
+    _, cards = world
+    composed = GenerationRequest.of(cards.set(pixelfox=1.0, claywork=0.6, glimmerkat=1.0), PROMPT, "W8A8")
+    reweighted = GenerationRequest.of(cards.set(pixelfox=1.0, claywork=0.9, glimmerkat=1.0), PROMPT, "W8A8")
+    assert composed.variant == reweighted.variant == variant_id(cards.pixelfox, "W8A8")  # one UNet: one replica
+    assert composed.batch_key != reweighted.batch_key  # one pipeline call holds one set of weights
+    tuned = GenerationRequest.of(cards.set(claywork=1.0, marblecat=1.0), PROMPT, "FP32")
+    assert tuned.variant == variant_id(cards.marblecat, "FP32")
+    with pytest.raises(CompositionError, match="sd-1.5 .*sdxl"):  # refused in the app, before it travels
+        GenerationRequest.of([Weighted(cards.pixelfox), Weighted(card("inkwolf-xl", "lora", "x", base="sdxl"))], "")

@@ -45,8 +45,10 @@ from personalq.serving.checkpoints import (
 from personalq.serving.composition import Composition, Uses
 from personalq.serving.float_type import float_dtype, type_name
 from personalq.serving.generation import Frame, GenerationParams, stream
+from personalq.serving.png_parameters import ImageParameters
 from personalq.serving.previews import LatentRGB, fit_latent_rgb, preview_image
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
+from personalq.serving.webui_parameters import image_parameters, sampler_name, stored_scheduler
 from personalq.taq.kernels import KernelSupport, integer_support
 from personalq.taq.layers import weights_read_repeatedly
 from personalq.taq.masks import token_mask
@@ -291,6 +293,16 @@ class Engine:
             self.pipeline(base)
             unet = self.float_unet(base)
         return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
+
+    def image_parameters(self, uses: Uses, prompt: str, params: GenerationParams) -> ImageParameters:
+        """What the image ``generate(uses, prompt, params=params)`` draws says about itself in its PNG: the WebUI's
+        ``parameters`` chunk (:func:`personalq.serving.png_parameters.save_png` writes it). The sampler is read from
+        the base's pipeline when this process holds it, else from its folder (an app serving on Ray holds none)."""
+        composition = Composition.of(uses)
+        base = self.composition_base(composition)
+        pipe = self._pipelines.get(base)
+        scheduler = (type(pipe.scheduler).__name__, dict(pipe.scheduler.config)) if pipe else stored_scheduler(base)
+        return image_parameters(composition, prompt, params, sampler_name(*scheduler), base)
 
     def memory(self) -> MemoryReport:
         return MemoryReport(
