@@ -12,7 +12,8 @@ UNet of the set's anchor (its full UNet, else its first checkpoint) and every Lo
 top at its weight, on the float and the quantized UNet alike.
 
 Checkpoint entries are keyed by content (the weights' digest, a variant's file name), not by id, so new
-weights imported under an old id never meet the old entries.
+weights imported under an old id never meet the old entries. A set adds no key of its own: its UNet is its anchor's
+entry, each LoRA's tensors its own entry, and the weights are set per request (:mod:`composition` says why).
 """
 
 from __future__ import annotations
