@@ -14,8 +14,9 @@ set_applied`, as the engine calls it: the LoRAs' tensors already read into its c
 Applying is ``load_lora_weights`` once per adapter (peft wraps each targeted layer, then copies the adapter's
 tensors in) and one ``set_adapters`` for the weights; removing is one ``unload_lora_weights`` for the whole set.
 Each round times every set once, so that all see the same load on a shared machine; the median and range of
-``--repeats`` rounds after one warm-up round are reported, and the Markdown report is written to
-``benchmarks/results/compose-adapters.md``.
+``--repeats`` rounds after one warm-up round are reported. Last, the embedding is loaded as diffusers loads it by
+itself and as serving does (its token table grown first, without transformers' mean resizing), taking turns. The
+Markdown report is written to ``benchmarks/results/compose-adapters.md``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ from real_size import card, prepare, settings_for  # noqa: E402 (the sibling ben
 from personalq import compute  # noqa: E402
 from personalq.repository.service import Repository  # noqa: E402
 from personalq.repository.weighted import Weighted  # noqa: E402
+from personalq.serving.adapter_files import (  # noqa: E402
+    load_textual_inversion,
+    read_textual_inversion,
+    unload_textual_inversion,
+)
 from personalq.serving.checkpoints import load_base, set_applied  # noqa: E402
 from personalq.serving.composition import Composition  # noqa: E402
 from personalq.serving.engine import Engine  # noqa: E402
@@ -89,6 +95,37 @@ def timed(engine: Engine, uses: list[Weighted], precision: str) -> tuple[float, 
     return applied - started, time.perf_counter() - applied
 
 
+def embedding_rows(engine: Engine, repository: Repository, repeats: int) -> list[str]:
+    """Loading the embedding as diffusers does by itself (its token table grown with transformers' default
+    ``mean_resizing``) against :func:`load_textual_inversion` (grown first without it), taking turns."""
+    pipe = engine.pipeline(engine.base_location(card(repository)))
+    token = repository.get(EMBEDDING)
+    embedding = read_textual_inversion(Path(token.weights_path))
+
+    def by_diffusers() -> None:
+        vectors = embedding.embeddings["text_encoder"]
+        pipe.load_textual_inversion(vectors, token=token.canonical_trigger, text_encoder=pipe.text_encoder)
+
+    def grown_first() -> None:
+        load_textual_inversion(pipe, embedding, token.canonical_trigger)
+
+    timings: dict[str, list[float]] = {"diffusers alone (mean resizing)": [], "grown first (served)": []}
+    for round_ in range(repeats + 1):
+        for (label, load), times in zip(
+            (("diffusers alone (mean resizing)", by_diffusers), ("grown first (served)", grown_first)),
+            timings.values(),
+        ):
+            started = time.perf_counter()
+            load()
+            loaded = time.perf_counter() - started
+            unload_textual_inversion(pipe, embedding, token.canonical_trigger)
+            if round_:
+                times.append(loaded)
+    return ["| loading the embedding | seconds |", "|---|---|"] + [
+        f"| {label} | {spread(times)} |" for label, times in timings.items()
+    ]
+
+
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
@@ -127,6 +164,7 @@ def main() -> None:
                 f"| {label} | {precision} | {spread([a for a, _ in measured])} | {spread([r for _, r in measured])} "
                 f"| {total:.2f} | {total / one:.2f}x |"
             )
+    embedding = embedding_rows(engine, repository, args.repeats)
     load_after = os.getloadavg()[0]
     lora = engine.adapter(card(repository))
     parameters = sum(t.numel() for t in lora.state_dict.values()) / 1e6
@@ -144,6 +182,8 @@ def main() -> None:
             f"{load_before:.1f} before and {load_after:.1f} after (other work shared the CPUs).",
             "",
             *rows,
+            "",
+            *embedding,
             "",
         ]
     )
