@@ -243,9 +243,15 @@ class DenseIndex:
         """Record that this client already holds the index as of ``revision`` (after writing it itself)."""
         self._revision = revision
 
-    def fingerprints(self) -> dict[str, str]:
-        got = self.collection.get(include=["metadatas"])
-        return {i: (m or {}).get("hash", "") for i, m in zip(got["ids"], got["metadatas"])}
+    def fingerprints(self, page: int = 5000) -> dict[str, str]:
+        """Every indexed id and its content hash, read a page at a time: one read of 100,000 ids overflows
+        SQLite's limit on bound variables inside Chroma."""
+        found: dict[str, str] = {}
+        while True:
+            got = self.collection.get(include=["metadatas"], limit=page, offset=len(found))
+            found.update((i, (m or {}).get("hash", "")) for i, m in zip(got["ids"], got["metadatas"]))
+            if len(got["ids"]) < page:
+                return found
 
     @staticmethod
     def embed(docs: list[IndexedDoc]) -> dict[str, np.ndarray]:
