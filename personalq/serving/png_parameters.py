@@ -52,9 +52,7 @@ class ImageParameters(BaseModel):
 
     def text(self) -> str:
         """The ``parameters`` chunk's text."""
-        prompt = " ".join(
-            [self.prompt.strip()] + [f"<lora:{n.name}:{n.weight:g}>" for n in self.networks]
-        ).strip()
+        prompt = " ".join([self.prompt.strip()] + [f"<lora:{n.name}:{n.weight:g}>" for n in self.networks]).strip()
         fields = [
             ("Steps", str(self.steps)),
             ("Sampler", self.sampler),
@@ -102,9 +100,7 @@ def parse_parameters(text: str) -> ImageParameters | None:
     negative_at = next((i for i, line in enumerate(body) if line.startswith(_NEGATIVE)), len(body))
     prompt = "\n".join(body[:negative_at])
     negative = "\n".join(body[negative_at:])[len(_NEGATIVE) :] if negative_at < len(body) else ""
-    hashes = dict(
-        pair.split(": ", 1) for pair in settings.get("Lora hashes", "").split(", ") if ": " in pair
-    )
+    hashes = dict(pair.split(": ", 1) for pair in settings.get("Lora hashes", "").split(", ") if ": " in pair)
     networks = [
         NetworkUse(name=m.group("name"), weight=float(m.group("weight")), hash=hashes.get(m.group("name"), ""))
         for m in _NETWORK.finditer(prompt)
