@@ -84,6 +84,13 @@ def _assistant(text: str, options: list[str] | None = None) -> dict:
     return message
 
 
+def _picture(path: str | Path, label: str, alt_text: str) -> dict:
+    """A picture in the conversation with a visible label and alt text for screen readers (a file message's
+    ``alt_text`` is not drawn by the chatbot; an image component's is)."""
+    image = gr.Image(str(path), label=label, alt_text=alt_text, show_label=True, interactive=False, height=160)
+    return {"role": "assistant", "content": image}
+
+
 def _preparing(precision: str, name: str) -> str:
     """What a person waiting for a precision's first use is told: the wait is quantization, once."""
     return (
@@ -277,8 +284,9 @@ def _callbacks(
                         params, model_name(composition.uses, base.key), sampler_of(base.location)
                     )
                     path = images.save(gallery_id, frame.image, made)
-                    alt = f"image drawn with seed {params.seed}: {composition.prompt}"
-                    history.append({"role": "assistant", "content": {"path": str(path), "alt_text": alt}})
+                    history.append(
+                        _picture(path, f"Image, seed {params.seed}", f"image drawn from: {composition.prompt}")
+                    )
                     yield _out(
                         history=history,
                         image=readable(frame.image),
@@ -640,12 +648,8 @@ def _check_in(
     replies = [_assistant(turn.text, turn.options)]
     preview = published_preview(turn.checkpoint.preview_path, previews_dir) if turn.checkpoint else None
     if preview:
-        replies.append(
-            {
-                "role": "assistant",
-                "content": {"path": preview, "alt_text": f"preview of {turn.checkpoint.name}, from its card"},
-            }
-        )
+        name = turn.checkpoint.name
+        replies.append(_picture(preview, f"Preview of {name}", f"the preview picture on the card of {name}"))
     return replies, turn
 
 
