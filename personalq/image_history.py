@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 MAX_IMAGES = 100  # per visitor
 _GALLERY_ID = re.compile(r"^[0-9a-f]{32}$")
-_IMAGE_NAME = re.compile(r"^[0-9]{13}-[0-9a-f]{8}\.png$")  # the time it was made, in ms, then a random part
+_IMAGE_NAME = re.compile(r"^[0-9]{19}-[0-9a-f]{8}\.png$")  # the time it was made, in ns, then a random part
 
 
 class ImageHistory:
@@ -53,7 +53,11 @@ class ImageHistory:
         ``max_images`` are deleted."""
         folder = self.folder(gallery_id)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{time.time_ns() // 1_000_000:013d}-{uuid.uuid4().hex[:8]}.png"
+        stamp = time.time_ns()
+        newest = self.images(gallery_id, limit=1)
+        if newest:  # two images in one clock tick still sort in the order they were made
+            stamp = max(stamp, int(newest[0].name.split("-", 1)[0]) + 1)
+        path = folder / f"{stamp:019d}-{uuid.uuid4().hex[:8]}.png"
         partial = path.with_suffix(".part")
         save_png(image, partial, parameters)
         partial.replace(path)  # a gallery listed meanwhile never shows half an image

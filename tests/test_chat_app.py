@@ -92,6 +92,7 @@ def test_a_no_match_explains_and_offers_the_nearest(page):
 
 
 def test_switching_precision_changes_the_memory_readout(page):
+    page.get_by_text("Advanced").click()  # the precision settings are folded away
     page.wait_for_function("document.querySelector('#memory').innerText.includes('FP32')", timeout=60_000)
     full = page.inner_text("#memory")
     page.get_by_label("W4A8").check()
@@ -141,11 +142,12 @@ def test_the_api_answers_through_gradio_client(app_url):
     from gradio_client import Client
 
     client = Client(app_url, verbose=False)
-    history, _image, stats, _box = client.predict(
+    history, _image, stats, _box, _negative, _size, gallery, *_chips = client.predict(
         "the latest teddy bear", [], "W8A8", True, 2048, 0, 4, 5.0, "64 x 64", False, api_name="/chat"
     )
     text = " ".join(str(m.get("content")) for m in history)
     assert "teddybear-v3" in text and "image ready" in stats
+    assert len(gallery) == 1  # a client without a browser's gallery id gets a gallery of its own
 
 
 METHOD_NAMES = ("checkin", "random", "dense", "reranker")

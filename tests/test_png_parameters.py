@@ -15,7 +15,7 @@ from personalq.serving.png_parameters import (
 WEBUI_TEXT = (
     "masterpiece, a corgi in the rain <lora:mochi_corgi_v2:0.8> <lora:ink_wash:-0.5>\n"
     "Negative prompt: blurry, lowres\n"
-    'Steps: 28, Sampler: DPM++ 2M Karras, CFG scale: 6.5, Seed: 3141592653, Size: 512x768, Model hash: 6ce0161689, '
+    "Steps: 28, Sampler: DPM++ 2M Karras, CFG scale: 6.5, Seed: 3141592653, Size: 512x768, Model hash: 6ce0161689, "
     'Model: v1-5-pruned-emaonly, Lora hashes: "mochi_corgi_v2: 0123456789, ink_wash: abcdefabcd", Version: v1.6.0'
 )
 

@@ -760,12 +760,15 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
                 interactive=False,
             )
             stop = gr.Button("Stop", elem_id="stop", variant="stop", visible=False)
-            negative = gr.Textbox(label="Negative prompt", placeholder="e.g. blurry, lowres", elem_id="negative")
+            negative = gr.Textbox(
+                "", label="Negative prompt", placeholder="e.g. blurry, lowres", elem_id="negative", max_lines=3
+            )
             with gr.Row(equal_height=True):
                 seed = gr.Number(RANDOM_SEED, label="Seed (-1: random)", precision=0, minimum=-1, elem_id="seed")
                 random_seed = gr.Button("Random", elem_id="seed-random", size="sm")
                 reuse_seed = gr.Button("Reuse last seed", elem_id="seed-reuse", size="sm")
-            size = gr.Dropdown([], label="Size", elem_id="size")  # the base's presets: on load, then per image
+            # the base's presets, on load and per image; any "W x H" is read and checked when it draws (the API's)
+            size = gr.Dropdown([], label="Size", elem_id="size", allow_custom_value=True)
             steps = gr.Slider(1, 50, value=20, step=1, label="Steps", elem_id="steps")
             guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance", elem_id="guidance")
             draw = gr.Button("Draw again", elem_id="draw", variant="primary")
