@@ -17,7 +17,16 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.intent import SLOT, Intent, option_position, overlaps, parse_intent, prompt_text
+from personalq.checkin.composition import Composition, compose, role_of
+from personalq.checkin.intent import (
+    SLOT_RANGE,
+    SLOTS,
+    Intent,
+    option_position,
+    overlaps,
+    parse_intent,
+    prompt_text,
+)
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import (
     Reference,
@@ -28,10 +37,10 @@ from personalq.checkin.reference import (
 )
 from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, retrieve
 from personalq.checkin.rewrite import rewrite_prompt
-from personalq.checkin.sessions import SessionState, SessionStore
+from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
-from personalq.repository.weighted import WeightedId
+from personalq.repository.weighted import DEFAULT_WEIGHT, WeightedId
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
@@ -97,15 +106,33 @@ class InvalidRequest(ValueError):
 
 
 # a WebUI network tag in a request: "<lora:mochiCorgi_v2:0.8> mochicorgi sitting in a park"
-_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::[^<>]*)?>", re.I)
+_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::(?P<weight>[^<>:]*))?(?::[^<>]*)?>", re.I)
+# the WebUI's second prompt written into a request: "a corgi in the rain, negative: blurry, lowres"
+_NEGATIVE = re.compile(r"(?i)(?:^|[\s,.;(])(?:negative(?:\s+prompt)?|negatives|neg)\s*[:=]\s*(?P<negative>.*)$", re.S)
+
+
+def _network(tag: re.Match) -> str:
+    """A network tag named as "NAME lora" is: selection reads the name, the prompt drops it with its kind word and
+    its strength ("at 0.8", which :mod:`~personalq.checkin.strength` reads), and nothing half-cut reaches the
+    picture."""
+    name = tag.group("name").replace("_", " ").strip()
+    weight = (tag.group("weight") or "").strip()
+    strength = f" at {weight}" if re.fullmatch(r"-?\d*\.?\d+", weight) else ""
+    return f", {name} lora{strength}, "
+
+
+def split_negative(text: str) -> tuple[str, str]:
+    """The request and the negative prompt it carries after "negative:" (the WebUI's "Negative prompt:" line)."""
+    m = _NEGATIVE.search(text or "")
+    if m is None:
+        return text, ""
+    return text[: m.start()].strip(" ,;"), " ".join(m.group("negative").split()).strip(" ,;)")
 
 
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
-    text = " ".join(unicodedata.normalize("NFKC", text or "").replace(SLOT, " ").split())
-    # a network tag names its model as "NAME lora" does: selection reads the name, the prompt drops it with its
-    # kind word, and nothing half-cut ("< :name:0.8>") reaches the picture
-    text = _WEBUI_NETWORK.sub(lambda m: f", {m.group('name').replace('_', ' ').strip()} lora, ", text)
+    text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
+    text = _WEBUI_NETWORK.sub(_network, text)
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
@@ -145,16 +172,33 @@ class CheckIn:
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()
-        query = _clean(query)
+        query, negative = split_negative(_clean(query))
+        if not query:
+            raise InvalidRequest(
+                "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
+            )
         now = now or dt.datetime.now()
         self.cache.refresh()
         intent, reference = self._understand(query, now)
         ranking = retrieve(self.cache, intent, reference)
-        decision = self._decide(intent, ranking)
-        scores = {r.card.id: r.total for r in ranking.candidates}
-        result = self._finish(
-            query, now, intent, decision, scores, session_id=None, reading=(intent, ranking.reference)
-        )
+        composition = compose(self.cache, intent, reference, ranking, self._decide) if reference.words else None
+        if composition is not None:
+            result = self._finish_composition(query, now, intent, reference, composition, negative)
+        else:
+            decision = self._decide(intent, ranking)
+            scores = {r.card.id: r.total for r in ranking.candidates}
+            said = intent.strengths[0].weight if intent.strengths else None
+            result = self._finish(
+                query,
+                now,
+                intent,
+                decision,
+                scores,
+                session_id=None,
+                reading=(intent, ranking.reference),
+                weight=said,
+                negative=negative,
+            )
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -184,7 +228,19 @@ class CheckIn:
                 )
                 result.latency_ms = (time.perf_counter() - started) * 1000
                 return result
-        result = self._finish(row.query, row.now, intent, decision, state.scores, session_id=session_id)
+        if state.parts:
+            result = self._answer_part(row.query, row.now, state, decision, session_id, intent)
+        else:
+            result = self._finish(
+                row.query,
+                row.now,
+                intent,
+                decision,
+                state.scores,
+                session_id=session_id,
+                weight=state.weight,
+                negative=state.negative,
+            )
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -236,7 +292,8 @@ class CheckIn:
             return prompt_text(intent, reference_spans(reference))
         # a style named with the model ("my watercolor corgi") is how to draw it: it stays in the picture
         cut = [span for span in naming_spans(reference, card) if not overlaps(span, intent.style_spans)]
-        text = prompt_text(intent, cut, name_position(reference, cut))
+        position = name_position(reference, cut)
+        text = prompt_text(intent, cut, () if position is None else (position,))
         return rewrite_prompt(text, card, request=query)
 
     def _finish(
@@ -248,6 +305,8 @@ class CheckIn:
         scores: dict[str, float],
         session_id: str | None,
         reading: tuple[Intent, Reference] | None = None,
+        weight: float | None = None,
+        negative: str = "",
     ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
@@ -256,8 +315,9 @@ class CheckIn:
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
-                checkpoints=[WeightedId(checkpoint_id=card.id)],
+                checkpoints=[WeightedId(checkpoint_id=card.id, weight=_or_default(weight), role=role_of(card))],
                 prompt=prompt,
+                negative_prompt=negative,
                 session=session_id,
                 engine=engine,
                 intent=intent.describe(),
@@ -289,6 +349,8 @@ class CheckIn:
             candidate_ids=[c.id for c in decision.remaining],
             options=options,
             scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining},
+            weight=weight,
+            negative=negative,
         )
         if session_id:
             self.store.update(session_id, "clarify", state)
@@ -303,3 +365,137 @@ class CheckIn:
             engine=engine,
             intent=intent.describe(),
         )
+
+    # -- several checkpoints in one image ----------------------------------------------------------------
+
+    def _finish_composition(
+        self,
+        query: str,
+        now: dt.datetime,
+        intent: Intent,
+        reference: Reference,
+        composition: Composition,
+        negative: str,
+    ) -> CheckinResult:
+        """A request naming several models: refused with the reason, a question about its first open part, or
+        every part's checkpoint with the prompt that carries all their triggers."""
+        if composition.refusal:
+            missing = composition.missing
+            offered = missing.decision.alternatives if missing else [p.decision.chosen for p in composition.parts]
+            return CheckinResult(
+                status="no_match",
+                reason=composition.refusal,
+                engine=self.reasoner.name,
+                intent=intent.describe(),
+                alternatives=[
+                    Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at) for c in offered if c
+                ],
+            )
+        parts = [
+            PartState(
+                words=sorted(p.words),
+                label=p.label(),
+                weight=p.weight,
+                candidate_ids=[c.id for c in p.decision.remaining],
+                chosen=p.decision.chosen.id if p.decision.status == "selected" else None,
+            )
+            for p in composition.parts
+        ]
+        scores = {r.card.id: r.total for p in composition.parts for r in p.ranking.candidates}
+        state = SessionState(prompt="", candidate_ids=[], options=[], scores=scores, negative=negative, parts=parts)
+        return self._composed(query, now, state, None, intent, reading=(intent, reference))
+
+    def _answer_part(
+        self,
+        query: str,
+        now: dt.datetime,
+        state: SessionState,
+        decision: Decision,
+        session_id: str,
+        intent: Intent,
+    ) -> CheckinResult:
+        """An answer about one part of a composed picture: that part narrowed or decided, then the next open part's
+        question or the whole set."""
+        asked = next(p for p in state.parts if p.chosen is None)
+        asked.candidate_ids = [c.id for c in decision.remaining]
+        if decision.status == "selected":
+            asked.chosen = decision.chosen.id
+        return self._composed(query, now, state, session_id, intent)
+
+    def _composed(
+        self,
+        query: str,
+        now: dt.datetime,
+        state: SessionState,
+        session_id: str | None,
+        intent: Intent,
+        reading: tuple[Intent, Reference] | None = None,
+    ) -> CheckinResult:
+        engine = self.reasoner.name
+        open_part = next((p for p in state.parts if p.chosen is None), None)
+        if open_part is not None:
+            cards = rank(self.cache.get_many(open_part.candidate_ids), state.scores)
+            question = ask(cards)
+            state.candidate_ids, state.options = [c.id for c in cards], question.options
+            text = f"For {open_part.label}: {question.text[0].lower()}{question.text[1:]}"
+            if session_id:
+                self.store.update(session_id, "clarify", state)
+            else:
+                session_id = self.store.create(query, now, "clarify", state)
+            return CheckinResult(
+                status="clarify",
+                question=text,
+                options=question.options,
+                session=session_id,
+                reason=f"{len(cards)} checkpoints fit {open_part.label}",
+                engine=engine,
+                intent=intent.describe(),
+            )
+        cards = self.cache.get_many([p.chosen for p in state.parts])
+        if len(cards) != len(state.parts):  # one was removed while the person answered
+            return CheckinResult(status="no_match", reason="A checkpoint chosen earlier is gone.", engine=engine)
+        picks = [
+            WeightedId(checkpoint_id=card.id, weight=_or_default(part.weight), role=role_of(card))
+            for part, card in zip(state.parts, cards)
+        ]
+        prompt = self._composed_prompt(query, now, [(set(p.words), c) for p, c in zip(state.parts, cards)], reading)
+        if session_id:
+            self.store.update(
+                session_id, "selected", SessionState(prompt=prompt, candidate_ids=[c.id for c in cards], options=[])
+            )
+        return CheckinResult(
+            status="selected",
+            checkpoint_id=picks[0].checkpoint_id,
+            checkpoints=picks,
+            prompt=prompt,
+            negative_prompt=state.negative,
+            session=session_id,
+            engine=engine,
+            intent=intent.describe(),
+        )
+
+    def _composed_prompt(
+        self,
+        query: str,
+        now: dt.datetime,
+        named: list[tuple[set[int], StoredCheckpoint]],
+        reading: tuple[Intent, Reference] | None = None,
+    ) -> str:
+        """The picture with every part's naming words cut and each checkpoint's trigger where its part stood."""
+        intent, reference = reading if reading is not None else self._understand(query, now)
+        cuts: list[tuple[int, int]] = []
+        slots: list[int] = []
+        for positions, card in named:
+            part = reference.with_phrase(positions)
+            cuts += [span for span in naming_spans(part, card) if not overlaps(span, intent.style_spans)]
+            slots.append(min(reference.spans[k][0] for k in positions))
+        text = prompt_text(intent, cuts, slots)
+        # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
+        text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
+        for mark, (_, card) in zip(SLOTS, named):
+            text = rewrite_prompt(text, card, request=query, mark=mark)
+        return SLOT_RANGE.sub("", text).strip(" ,")
+
+
+def _or_default(weight: float | None) -> float:
+    return DEFAULT_WEIGHT if weight is None else weight

@@ -10,9 +10,10 @@ import datetime as dt
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Sequence
 
 from personalq.checkin.lexicon import STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
+from personalq.checkin.strength import Strength, read_strengths
 from personalq.checkin.timeparse import Window, find_times
 
 Order = Literal["newest", "oldest"]
@@ -186,6 +187,7 @@ class Intent:
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
     version_span: tuple[int, int] | None = None  # where a version number was named ("hanfu lora v3.0-ming")
     dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
+    strengths: list[Strength] = field(default_factory=list)  # "at 0.6", "a little of": how strongly, where said
 
     def describe(self) -> str:
         bits = []
@@ -228,10 +230,12 @@ def parse_intent(
     the spans that write a file's trigger word or version label whole ("wcat8-v1-2000": no year 2000, no v1).
 
     Each step records the phrases it reads in ``selection_spans``, and a later step skips what overlaps them:
-    negations first, then dates, versions, quantities and base models, qualifiers, recency words; styles and
-    subjects are read around all of those, and the remaining words are the request's content.
+    strengths first ("at 0.6"), then negations, dates, versions, quantities and base models, qualifiers, recency
+    words; styles and subjects are read around all of those, and the remaining words are the request's content.
     """
     intent = Intent(text=text, now=now)
+    intent.strengths = read_strengths(text)
+    intent.selection_spans.extend(s.span for s in intent.strengths)  # "at 0.6" is no version and no scene
     _read_negations(intent)
     files = [span for span in files if not overlaps(span, intent.selection_spans)]
     intent.selection_spans.extend(files)  # a name, read as words: no step reads a date or a version inside it
@@ -483,23 +487,32 @@ def _lead_in(text: str, start: int, keep_determiner: bool) -> str:
     return re.sub(r"(?i)\b(?:the|my)\s+$", "", lead) if keep_determiner else lead
 
 
-SLOT = "\ue000"  # where the words that named the checkpoint stood: its trigger goes there
+# where the words that named a checkpoint stood: its trigger goes there; one mark per checkpoint of a composed
+# picture, from Unicode's private use area, which no request keeps (Check-in's cleaner blanks the range)
+SLOTS = tuple(chr(0xE000 + i) for i in range(16))
+SLOT = SLOTS[0]
+SLOT_RANGE = re.compile("[\ue000-\ue00f]")
 
 
-def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slot: int | None = None) -> str:
+def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Sequence[int] = ()) -> str:
     """The request with its selection phrases (and the ``naming`` spans: the words that named the
-    checkpoint) removed: what the image should show. The cut that holds character ``slot`` leaves :data:`SLOT`
-    in its place, for the trigger to stand where the person named the model ("my dog on a beach" -> "a SLOT on
-    a beach")."""
+    checkpoints) removed: what the image should show. The cut that holds character ``slots[i]`` leaves
+    ``SLOTS[i]`` in its place, for checkpoint i's trigger to stand where the person named it ("my dog on a beach"
+    -> "a SLOT on a beach"); a cut holding two keeps the first."""
     text = intent.text
+
+    def slot_in(start: int, end: int) -> int | None:
+        return next((i for i, at in enumerate(slots) if start <= at < end), None)
+
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
     cuts = [
-        (start - len(_lead_in(text, start, keep_determiner=slot is not None and start <= slot < end)), end)
+        (start - len(_lead_in(text, start, keep_determiner=slot_in(start, end) is not None)), end)
         for start, end in [*intent.selection_spans, *intent.talk_spans, *naming]
         if not _inside_compound(text, start, end)
     ]
     for start, end in reversed(_merge(cuts)):
-        text = text[:start] + (f" {SLOT} " if slot is not None and start <= slot < end else " ") + text[end:]
+        held = slot_in(start, end)
+        text = text[:start] + (f" {SLOTS[held]} " if held is not None else " ") + text[end:]
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
@@ -515,7 +528,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slot: int | 
     names_thing = bool(intent.subjects) or singular(first) in intent.terms
     if (
         text
-        and not text.startswith(SLOT)
+        and not SLOT_RANGE.match(text)
         and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text)
         and names_thing
         and first not in intent.styles

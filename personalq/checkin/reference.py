@@ -119,6 +119,9 @@ class Reference:
     makers: list[QueryWord] = field(default_factory=list)  # creators said ("h_madoka's nahida", "by zakp")
     head: set[int] = field(default_factory=set)  # the words before the scene begins ("toph" of "toph bending ...")
     series: set[int] = field(default_factory=set)  # the words after "from" that say where the head is from
+    # the noun phrase the request opens with when it also marks a phrase elsewhere ("hu tao" of "hu tao in my
+    # ghibli background lora"): a second model's name only where a card is called by it (composition)
+    opening: set[int] = field(default_factory=set)
 
     @property
     def has_phrase(self) -> bool:
@@ -291,9 +294,12 @@ def read_reference(
     run_to_words: dict[int, list[int]] = defaultdict(list)
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
-    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
+    head_runs, series_runs = _head(text, runs, lowered, boundary_between)
     head_runs -= makers
+    opening_runs = set() if not phrase or head_runs & (phrase | markers) else head_runs
+    head_runs, series_runs = (set(), set()) if phrase else (head_runs, series_runs)
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
+    opening = {k for i in opening_runs for k in run_to_words.get(i, ())}
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
     phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
@@ -320,6 +326,7 @@ def read_reference(
         makers=maker_words,
         head=head,
         series=series,
+        opening=opening,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from personalq.checkin.intent import SLOT
+from personalq.checkin.intent import SLOT, SLOT_RANGE
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS, canonical_subject
 from personalq.repository.card import StoredCheckpoint
 
@@ -71,15 +71,16 @@ def _article_before(trigger: str, text: str) -> str:
     return re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", text)
 
 
-def _fill_slot(prompt: str, card: StoredCheckpoint, request: str) -> str:
-    """The trigger where the name stood, or nothing there when the prompt already says a trained word. A trigger
-    that opens the picture as its subject takes an article, as DreamBooth's "a <t> dog" does ("a <corgi-v3> in the
-    park"); one that was a clause of its own ("zharbor, fishing boats at dawn") or names a style does not."""
-    trigger = prompt_trigger_for(card, request or prompt.replace(SLOT, " "))
+def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SLOT) -> str:
+    """The trigger where the name stood (``mark``), or nothing there when the prompt already says a trained word.
+    A trigger that opens the picture as its subject takes an article, as DreamBooth's "a <t> dog" does ("a
+    <corgi-v3> in the park"); one that was a clause of its own ("zharbor, fishing boats at dawn") or names a style
+    does not."""
+    trigger = prompt_trigger_for(card, request or SLOT_RANGE.sub(" ", prompt))
     said = not trigger or trigger.lower() in prompt.lower()
-    if not said and re.match(rf"{SLOT}\s*\w", prompt) and not is_style_checkpoint(card):
+    if not said and re.match(rf"{mark}\s*\w", prompt) and not is_style_checkpoint(card):
         prompt = "a " + prompt
-    text = prompt.replace(SLOT, "" if said else trigger)
+    text = prompt.replace(mark, "" if said else trigger)
     text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"^(?:an?|the)\s*(?=[,.;:]|$)", "", text).strip(" ,.;:-")
     if not said:
@@ -87,14 +88,14 @@ def _fill_slot(prompt: str, card: StoredCheckpoint, request: str) -> str:
     return text or (f"a photo of {trigger}" if trigger else "")
 
 
-def rewrite_prompt(prompt: str, card: StoredCheckpoint, request: str = "") -> str:
+def rewrite_prompt(prompt: str, card: StoredCheckpoint, request: str = "", mark: str = SLOT) -> str:
     """``prompt`` with ``card``'s trigger put in once: where the person named the model when the prompt keeps
-    that place (:data:`~personalq.checkin.intent.SLOT`), else for the card's subject noun ("my dog" ->
-    "<biscuit-v2>"), in front, or as "in <trigger> style" for a style; unchanged when it already says a trained
-    word or the card has none. The trained word is the one the ``request`` said, when it said one ("autumn" of a
-    LoRA with a word per season)."""
-    if SLOT in prompt:
-        return _fill_slot(prompt, card, request)
+    that place (``mark``, one of :data:`~personalq.checkin.intent.SLOTS`), else for the card's subject noun ("my
+    dog" -> "<biscuit-v2>"), in front, or as "in <trigger> style" for a style; unchanged when it already says a
+    trained word or the card has none. The trained word is the one the ``request`` said, when it said one
+    ("autumn" of a LoRA with a word per season)."""
+    if mark in prompt:
+        return _fill_slot(prompt, card, request, mark)
     trigger = prompt_trigger_for(card, prompt)
     if not trigger:
         return prompt

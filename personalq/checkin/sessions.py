@@ -19,11 +19,25 @@ from personalq.checkin.tables import CheckinSession
 from personalq.repository.service import Repository
 
 
+class PartState(BaseModel):
+    """One part of a request that names several models (:mod:`personalq.checkin.composition`): the request words
+    that named it, its strength, and its checkpoint once decided."""
+
+    words: list[int]
+    label: str = ""  # the request's words for it, for the question ("For ghibli style: ...")
+    weight: float | None = None
+    candidate_ids: list[str] = []
+    chosen: str | None = None
+
+
 class SessionState(BaseModel):
     prompt: str
     candidate_ids: list[str]
     options: list[Option]
     scores: dict[str, float] = {}
+    weight: float | None = None  # the strength the request said of the model
+    negative: str = ""  # the negative prompt the request carried
+    parts: list[PartState] = []  # a composed picture's parts; the question is about the first undecided one
 
 
 class SessionNotFound(KeyError):

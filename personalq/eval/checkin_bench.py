@@ -23,6 +23,10 @@ def load_instances(path: Path, scenes: Path | None = None) -> list[dict]:
     """The instances of a Repo-Prompts file, with the ``scene`` / ``drop`` / ``answer_drop`` annotations of a side
     file (one object per instance, matched by ``instance_id``) merged in when one is given."""
     instances = _read_jsonl(path)
+    for instance in instances:  # a composition's first checkpoint stands for it where one id is scored
+        truth = instance["ground_truth"]
+        if truth.get("checkpoints") and not truth.get("checkpoint_id"):
+            truth["checkpoint_id"] = truth["checkpoints"][0]["checkpoint_id"]
     if scenes is not None:
         annotations = {a["instance_id"]: a for a in _read_jsonl(scenes)}
         for instance in instances:

@@ -8,6 +8,7 @@ import unicodedata
 import numpy as np
 
 from personalq.checkin.lexicon import canonical_subject
+from personalq.eval.composition_metrics import composition_metrics, final_ids, is_composition, right_set, set_miss
 from personalq.rating import rubric
 from personalq.repository.service import Repository
 
@@ -80,10 +81,12 @@ def prompt_metrics(instances: list[dict], predictions: list[dict], repository: R
     annotated = [(i, p) for i, p in zip(instances, predictions) if "scene" in i]
     if not annotated:
         return {}
-    right = [(i, p) for i, p in annotated if i["ground_truth"]["status"] != "no_match"]
-    right = [(i, p) for i, p in right if final_choice(p) == i["ground_truth"]["checkpoint_id"]]
-    cards = {c.id: c for c in repository.get_many({final_choice(p) for _, p in right})}
-    checks = [(i, prompt_check(i, final_prompt(p), cards[final_choice(p)].trigger_words)) for i, p in right]
+    right = [(i, p) for i, p in annotated if i["ground_truth"]["status"] != "no_match" and _right_pick(i, p)]
+    cards = {c.id: c for c in repository.get_many({cid for _, p in right for cid in final_ids(p)})}
+    checks = [
+        (i, prompt_check(i, final_prompt(p), [t for cid in final_ids(p) for t in cards[cid].trigger_words]))
+        for i, p in right
+    ]
     good = {i["instance_id"] for i, c in checks if c["kept"] and c["clean"]}
     served = [
         i["instance_id"] in good or (i["ground_truth"]["status"] == "no_match" and p["status"] == "no_match")
@@ -133,8 +136,18 @@ def prompt_check(instance: dict, prompt: str | None, triggers: list[str]) -> dic
     return {"kept": not lost, "clean": not leaked, "lost": lost, "leaked": leaked}
 
 
+def _right_pick(instance: dict, prediction: dict) -> bool:
+    """The checkpoint the request meant, at once or after the follow-up (the whole set, for a composition)."""
+    if is_composition(instance):
+        return right_set(instance, prediction)
+    return final_choice(prediction) == instance["ground_truth"]["checkpoint_id"]
+
+
 def _correct(instance: dict, prediction: dict) -> bool:
-    """The right status, and for a single match the right checkpoint (what overall accuracy counts)."""
+    """The right status, and for a single match the right checkpoint (what overall accuracy counts); for a
+    composition, the right set."""
+    if is_composition(instance):
+        return right_set(instance, prediction)
     truth = instance["ground_truth"]
     return prediction["status"] == truth["status"] and (
         truth["status"] != "selected" or prediction["checkpoint_id"] == truth["checkpoint_id"]
@@ -144,6 +157,8 @@ def _correct(instance: dict, prediction: dict) -> bool:
 def _miss(instance: dict, prediction: dict) -> dict | None:
     """What went wrong on one instance, or None: a wrong status, a wrong pick, or a follow-up that missed."""
     truth = instance["ground_truth"]
+    if is_composition(instance):
+        return None if right_set(instance, prediction) else set_miss(instance, prediction)
     if _correct(instance, prediction):
         if (
             truth["status"] != "clarify"
@@ -197,6 +212,7 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
         confusion[i["ground_truth"]["status"]][p["status"]] += 1
     return {
         **prompt_metrics(instances, predictions, judge.repository),
+        **composition_metrics(instances, predictions),
         "instances": len(instances),
         "confusion": confusion,
         "misses": [miss for i, p in zip(instances, predictions) if (miss := _miss(i, p))],
@@ -233,6 +249,8 @@ ROWS = [
     ("right picks: prompt leaks no selection words", "prompt_clean"),
     ("right picks: good prompt (both)", "prompt_good"),
     ("end to end (right pick, good prompt; or no-match)", "end_to_end"),
+    ("composition: right set (after follow-up)", "right_set"),
+    ("composition: right weights, of right sets with a weight said", "right_weights"),
     ("latency p50 (ms)", "latency_p50_ms"),
     ("latency p95 (ms)", "latency_p95_ms"),
 ]

@@ -72,6 +72,7 @@ class CheckinMethod:
             prediction["followup"] = {
                 "status": after.status,
                 "checkpoint_id": after.checkpoint_id,
+                "checkpoints": [c.model_dump() for c in after.checkpoints],
                 "prompt": after.prompt,
             }
         return prediction

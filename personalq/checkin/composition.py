@@ -1,0 +1,293 @@
+"""Several checkpoints in one image: a request that names a model in more than one place.
+
+"hu tao in my ghibli background lora", "the corgi lora with the pixel art style lora at 0.6", two WebUI tags: each
+place the request names a model is a *part*, read and decided as a request naming one model is, and the image takes
+one checkpoint per part. A part is a phrase the request marks as a model (a kind word, "my", a WebUI tag) or the
+noun phrase it opens with when a card is called by it and it holds a name; scene words never make one ("tracer by a
+window" with a window-light LoRA is Tracer alone). A part that is ambiguous gets its own question; a part the
+repository lacks is an honest no match; checkpoints of different bases, or two full models, are refused with both
+named.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from personalq.checkin.evidence import card_fields
+from personalq.checkin.intent import Intent
+from personalq.checkin.reasoning import MIN_COVERAGE, Decision
+from personalq.checkin.reference import KIND_WORDS, Reference
+from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, Ranking, retrieve
+from personalq.checkin.tokens import field_tokens
+from personalq.repository.base_models import architecture_of, describe
+from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weighted import DEFAULT_WEIGHT, WeightedId
+
+# what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
+# the pixel art style lora"), a comma, "and", "with", "+"
+_BETWEEN_NAMES = re.compile(
+    r"(?i)[,;+&]|\b(?:and|with|plus|in|using|und|mit|et|avec|y|con|e)\b|\b(?:"
+    + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
+    + r")\b"
+)
+# a card called by this much of the words of two parts together is one model named with a connector ("tom and
+# jerry lora"), not two
+ONE_MODEL_COVERAGE = 0.75
+FULL_MODELS = ("dreambooth", "checkpoint")  # kinds that replace the UNet: an image can use one
+_ROLE_WORDS = (  # (role, words of a card's name or tags that give it that role), first match wins
+    ("background", {"background", "backgrounds", "scenery", "landscape", "environment", "backdrop", "place"}),
+    ("detail", {"detail", "details", "detailer", "tweaker", "slider", "enhancer", "tool", "quality", "hands"}),
+    ("style", {"style", "styles", "artstyle", "art style", "aesthetic", "medium", "artist"}),
+    ("concept", {"concept", "clothing", "outfit", "pose", "poses", "costume", "object", "action", "props"}),
+)
+
+
+@dataclass
+class Part:
+    """One place the request names a model: its words, their candidates and the decision over them."""
+
+    words: set[int]
+    ranking: Ranking
+    decision: Decision
+    weight: float | None = None  # said in the request ("at 0.6"), else the default
+
+    def label(self) -> str:
+        words = self.ranking.reference.words
+        return " ".join(words[k].forms[0] for k in sorted(self.words))
+
+
+@dataclass
+class Composition:
+    """The parts of a request that names several models, or why they cannot be drawn together."""
+
+    parts: list[Part]
+    refusal: str = ""  # the status is no match with this reason (mixed bases, two full models, a missing part)
+    missing: Part | None = None  # the part no checkpoint fits, when that is the refusal
+
+    def picks(self) -> list[WeightedId]:
+        """The chosen checkpoint of every decided part, in the request's order."""
+        return [
+            WeightedId(checkpoint_id=p.decision.chosen.id, weight=_weight(p), role=role_of(p.decision.chosen))
+            for p in self.parts
+            if p.decision.status == "selected"
+        ]
+
+
+def _weight(part: Part) -> float:
+    return DEFAULT_WEIGHT if part.weight is None else part.weight
+
+
+def role_of(card: StoredCheckpoint) -> str:
+    """The role a checkpoint plays in a composed picture, from its name, tags and styles (subject by default)."""
+    said = {t.lower() for t in card.tags} | set(re.findall(r"[a-z]+", card.name.lower()))
+    for role, words in _ROLE_WORDS:
+        if said & words:
+            return role
+    return "style" if card.styles and not card.subjects else "subject"
+
+
+def _span(reference: Reference, words: set[int]) -> tuple[int, int]:
+    return min(reference.spans[k][0] for k in words), max(reference.spans[k][1] for k in words)
+
+
+def marked_parts(text: str, reference: Reference) -> list[set[int]]:
+    """The request's marked words split where a kind word, a comma or a connector stands between two names,
+    with the opening noun phrase first when the request marks a phrase after it."""
+    groups: list[set[int]] = []
+    for k in sorted(reference.phrase):
+        if groups:
+            previous = max(groups[-1])
+            between = text[reference.spans[previous][1] : reference.spans[k][0]]
+            if reference.spans[previous] != reference.spans[k] and not _BETWEEN_NAMES.search(between):
+                groups[-1].add(k)
+                continue
+        groups.append({k})
+    if reference.opening:
+        groups.insert(0, set(reference.opening))
+    return groups
+
+
+def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
+    """The request read for one part: its words are the name, the scene's words still weigh as content, and the
+    other parts' words count for nothing (they are evidence for other models)."""
+    others = set().union(*groups) - words
+    part = reference.with_phrase(words)
+    return replace(part, words=[replace(w, weight=0.0) if k in others else w for k, w in enumerate(part.words)])
+
+
+def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
+    """Is the opening phrase a model's name: the best candidate for it is *called* by most of it (its name or
+    trigger, not the subjects or tags it was trained on: "desert canyon" of a landscapes LoRA is the picture), and
+    a word in it is rare enough to be a name?"""
+    index = cache.index()
+    reference = ranking.reference
+    rare = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in words)
+    if not rare or not ranking.candidates or ranking.candidates[0].coverage < HEAD_COVERAGE:
+        return False
+    card = ranking.candidates[0].card
+    # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
+    # describes the training images
+    called = card_fields(card)["name"] | (field_tokens(card.triggers[0]) if card.triggers else set())
+    return sum(bool(called.intersection(reference.words[k].forms)) for k in words) >= HEAD_COVERAGE * len(words)
+
+
+def _scoped(intent: Intent, owner: bool) -> Intent:
+    """The intent for one part: the part nearest where a version or date was said keeps those constraints, the
+    others none ("the corgi lora v2 with the ink style" asks nothing of the style's versions)."""
+    if owner:
+        return intent
+    return replace(
+        intent,
+        created=[],
+        used=[],
+        order=None,
+        used_order=False,
+        version=None,
+        version_parts=(),
+        version_qualifiers=[],
+        version_order=None,
+        version_words=frozenset(),
+        version_bare=False,
+        numbered=[],
+        quantities=[],
+        dated=False,
+    )
+
+
+def _owner(intent: Intent, spans: list[tuple[int, int]]) -> int:
+    """The part a version was said of: the one it stands in or after, nearest; the first part otherwise."""
+    if intent.version_span is None:
+        return 0
+    at = intent.version_span[0]
+    before = [i for i, (start, _) in enumerate(spans) if start <= at]
+    return before[-1] if before else 0
+
+
+def _strengths(intent: Intent, spans: list[tuple[int, int]]) -> list[float | None]:
+    """Each part's strength: one said after it ("the ink lora at 0.4") or before it ("a little of the grain lora")."""
+    weights: list[float | None] = [None] * len(spans)
+    for strength in intent.strengths:
+        if strength.forward:
+            after = [i for i, (start, _) in enumerate(spans) if start >= strength.span[1]]
+            target = after[0] if after else None
+        else:
+            before = [i for i, (_, end) in enumerate(spans) if end <= strength.span[0]]
+            target = before[-1] if before else None
+        if target is not None and weights[target] is None:
+            weights[target] = strength.weight
+    return weights
+
+
+def _one_model(single: Ranking, parts: list[set[int]]) -> bool:
+    """Does one card answer to the words of two parts at once ("tom and jerry lora")?"""
+    for r in single.candidates[:5]:
+        touched = sum(1 for words in parts if r.matched & words)
+        if touched >= 2 and r.coverage >= ONE_MODEL_COVERAGE:
+            return True
+    return False
+
+
+_MODEL_WORDS = re.compile(
+    r"(?i)^[\s,]*(?:\w+\s+)?(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
+)
+_OWNED = re.compile(r"(?i)\b(?:my|your|our)\s+(?:\w+\s+){0,3}$")
+
+
+def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
+    """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora"), not only a
+    style ("in sketch style")?"""
+    start, end = _span(reference, words)
+    return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]))
+
+
+def _same_model(parts: list[Part]) -> bool:
+    """Do two parts name the same model: a family among the candidates each part's words name?"""
+    families = [
+        {r.card.family or r.card.id for r in p.ranking.candidates if r.coverage >= MIN_COVERAGE}
+        | {c.family or c.id for c in p.decision.remaining}
+        for p in parts
+    ]
+    return any(families[i] & families[j] for i in range(len(parts)) for j in range(i + 1, len(parts)))
+
+
+def _refusal(decided: list[Part]) -> str:
+    """Why the chosen checkpoints cannot make one image, or ""."""
+    chosen = [p.decision.chosen for p in decided if p.decision.status == "selected"]
+    bases: dict[str, StoredCheckpoint] = {}
+    for card in chosen:
+        bases.setdefault(_architecture(card), card)
+    if len(bases) > 1:
+        first, second = list(bases.values())[:2]
+        return (
+            f"{first.name} is for {describe(first.base_model)} and {second.name} for {describe(second.base_model)}: "
+            "one image cannot combine checkpoints of different bases."
+        )
+    full = [card for card in chosen if card.kind in FULL_MODELS]
+    if len(full) > 1:
+        return (
+            f"{full[0].name} and {full[1].name} are both full models; an image can use one, with LoRAs and "
+            "embeddings on it."
+        )
+    return ""
+
+
+def _architecture(card: StoredCheckpoint) -> str:
+    """What decides whether two checkpoints fit one base: SD 1.4 and 1.5 LoRAs do, SD 1.5 and SDXL ones do not."""
+    return architecture_of(card.base_model) or card.base_model
+
+
+def _same_base(part: Part, base: str | None) -> Part:
+    """An open part narrowed to the base the decided parts share; no match when none of its candidates is on it."""
+    if base is None or part.decision.status != "clarify":
+        return part
+    fitting = [c for c in part.decision.remaining if _architecture(c) == base]
+    if len(fitting) == len(part.decision.remaining) or not fitting:
+        return part
+    status = "selected" if len(fitting) == 1 else "clarify"
+    return replace(part, decision=Decision(status, fitting, part.decision.reason))
+
+
+def compose(
+    cache: CardCache,
+    intent: Intent,
+    reference: Reference,
+    single: Ranking,
+    decide: Callable[[Intent, Ranking], Decision],
+) -> Composition | None:
+    """The parts of a request that names two or more models, each decided; None when it names one (the single
+    pick's path then stands)."""
+    groups = marked_parts(intent.text, reference)
+    if len(groups) < 2 or _one_model(single, groups):
+        return None
+    spans = [_span(reference, words) for words in groups]
+    owner = _owner(intent, spans)
+    weights = _strengths(intent, spans)
+    parts: list[Part] = []
+    for i, words in enumerate(groups):
+        scoped = _scoped(intent, i == owner)
+        ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
+        opening = bool(reference.opening) and i == 0
+        if opening and not _names_model(cache, ranking, words):
+            continue  # the picture's subject, not a model's name
+        parts.append(Part(words, ranking, decide(scoped, ranking), weights[i]))
+    if len(parts) < 2:
+        return None
+    if _same_model(parts):
+        return None  # one model named twice ("corgi in sketch style" of a corgi LoRA with a sketch version)
+    # a part nothing fits is a model the repository lacks when the request calls it one ("my ghibli lora"); "in
+    # sketch style" with no sketch-style model is how to draw the picture
+    parts = [p for p in parts if p.decision.status != "no_match" or _called_a_model(intent.text, reference, p.words)]
+    found = [p for p in parts if p.decision.status != "no_match"]
+    if len(parts) < 2 or not found:
+        return None
+    if len(found) < len(parts):
+        missing = next(p for p in parts if p.decision.status == "no_match")
+        return Composition(parts, refusal=missing.decision.reason, missing=missing)
+    bases = {_architecture(p.decision.chosen) for p in parts if p.decision.status == "selected"}
+    parts = [_same_base(p, next(iter(bases)) if len(bases) == 1 else None) for p in parts]
+    return Composition(parts, refusal=_refusal(parts))
+
+
+__all__ = ["Composition", "Part", "compose", "marked_parts", "role_of"]

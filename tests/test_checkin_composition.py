@@ -1,0 +1,122 @@
+"""Several checkpoints in one image, chosen by Check-in: a character with a style, a subject with a background, each
+at the strength the request says, every trigger in the prompt once; one ambiguous part asks about that part only;
+scene words never add a checkpoint; bases that cannot mix are refused with both named."""
+
+import datetime as dt
+
+import pytest
+from factories import write_card
+
+from personalq.checkin.agent import CheckIn, InvalidRequest
+from personalq.repository.service import Repository
+
+NOW = dt.datetime(2024, 3, 1, 12)
+# id, name, family, version, kind, base, triggers, tags, created
+CARDS = [
+    ("lyra", "Lyra Venn", "lyra", "v1", "lora", "SD 1.5", ["lyravenn"], ["character"], "2023-05-02"),
+    ("inkwash", "Ink Wash Style", "inkwash", "v1", "lora", "SD 1.5", ["inkwash style"], ["style"], "2023-05-03"),
+    ("neon-1", "Neon City Background", "neon", "v1", "lora", "SD 1.5", ["neoncity"], ["background"], "2023-01-03"),
+    ("neon-2", "Neon City Background", "neon", "v2", "lora", "SD 1.5", ["neoncity"], ["background"], "2023-06-03"),
+    ("window", "Window Light", "window", "v1", "lora", "SD 1.5", ["winlight"], ["concept"], "2023-03-01"),
+    ("orin", "Orin Hale", "orin", "v1", "lora", "SDXL 1.0", ["orinhale"], ["character"], "2023-05-04"),
+    ("grain", "Film Grain Detail", "grain", "v1", "lora", "SD 1.5", ["filmgrain"], ["detail"], "2023-05-05"),
+    ("mira-db", "Mira DreamBooth", "mira", "v1", "dreambooth", "SD 1.5", ["sks mira"], ["character"], "2023-05-06"),
+    ("tess-db", "Tess DreamBooth", "tess", "v1", "dreambooth", "SD 1.5", ["sks tess"], ["character"], "2023-05-07"),
+]
+
+
+@pytest.fixture
+def checkin(settings, tmp_path):
+    for cid, name, family, version, kind, base, triggers, tags, created in CARDS:
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=name,
+            family=family,
+            version=version,
+            kind=kind,
+            base_model=base,
+            triggers=triggers,
+            tags=tags,
+            subjects=[],
+            styles=[],
+            created_at=created,
+            creator="someone",
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    return CheckIn(repository)
+
+
+def _set(result) -> list[tuple[str, float]]:
+    return [(c.checkpoint_id, c.weight) for c in result.checkpoints]
+
+
+def test_a_character_in_a_style_lora_selects_both_with_each_trigger_once(checkin):
+    result = checkin.ask("lyra venn in my ink wash style lora, reading in a library", NOW)
+    assert result.status == "selected"
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 1.0)]
+    assert [c.role for c in result.checkpoints] == ["subject", "style"]
+    assert result.checkpoint_id == "lyra"
+    assert result.prompt == "lyravenn, inkwash style, reading in a library"
+
+
+def test_weights_come_from_the_request_and_leave_the_prompt(checkin):
+    result = checkin.ask("the lyra venn lora with the ink wash lora at 0.6, walking in the rain", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.6)]
+    assert result.prompt == "lyravenn, inkwash style, walking in the rain"
+    result = checkin.ask("lyra venn lora at 70% and a little of the film grain lora, portrait at dusk", NOW)
+    assert _set(result) == [("lyra", 0.7), ("grain", 0.5)]
+    assert "70" not in result.prompt and "little" not in result.prompt
+
+
+def test_webui_network_tags_name_the_set_and_a_negative_prompt_is_split_off(checkin):
+    result = checkin.ask("<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW)
+    assert _set(result) == [("lyra", 0.8), ("inkwash", 0.45)]
+    assert result.negative_prompt == "blurry, lowres"
+    assert "lora" not in result.prompt and "<" not in result.prompt and "blurry" not in result.prompt
+    assert result.prompt.endswith("a girl by a lake")
+    assert result.contract()["checkpoints"] == [
+        {"checkpoint_id": "lyra", "weight": 0.8, "role": "subject"},
+        {"checkpoint_id": "inkwash", "weight": 0.45, "role": "style"},
+    ]
+
+
+def test_one_ambiguous_part_asks_about_that_part_only(checkin):
+    result = checkin.ask("lyra venn with the neon city background lora, at night", NOW)
+    assert result.status == "clarify"
+    assert result.question.startswith("For neon city background:")
+    assert {i for o in result.options for i in o.checkpoint_ids} == {"neon-1", "neon-2"}
+    after = checkin.answer(result.session, "v2")
+    assert after.status == "selected"
+    assert _set(after) == [("lyra", 1.0), ("neon-2", 1.0)]
+    assert after.prompt == "lyravenn, neoncity, at night"
+
+
+def test_scene_words_never_add_a_checkpoint(checkin):
+    result = checkin.ask("lyra venn standing by a window in soft light", NOW)
+    assert _set(result) == [("lyra", 1.0)]
+    result = checkin.ask("a city street in ink wash style", NOW)  # a style said, no model named beside it
+    assert [c.checkpoint_id for c in result.checkpoints] == ["inkwash"]
+
+
+def test_checkpoints_of_different_bases_are_refused_with_both_named(checkin):
+    result = checkin.ask("lyra venn lora with the orin hale lora, on a bridge", NOW)
+    assert result.status == "no_match"
+    assert "Lyra Venn" in result.reason and "Orin Hale" in result.reason and "bases" in result.reason
+    assert {a.checkpoint_id for a in result.alternatives} == {"lyra", "orin"}
+
+
+def test_two_full_models_are_refused(checkin):
+    result = checkin.ask("the mira dreambooth model and the tess dreambooth model, two friends at a cafe", NOW)
+    assert result.status == "no_match" and "both full models" in result.reason
+
+
+def test_a_named_model_the_repository_lacks_is_an_honest_no_match(checkin):
+    result = checkin.ask("lyra venn lora with my watercolor lora, in a garden", NOW)
+    assert result.status == "no_match" and "watercolor" in result.reason
+
+
+def test_a_negative_prompt_alone_is_no_request(checkin):
+    with pytest.raises(InvalidRequest):
+        checkin.ask("negative: blurry", NOW)
