@@ -1,4 +1,5 @@
-"""``personalq checkin``: pick the checkpoint a request means (DESIGN.md contract)."""
+"""``personalq checkin``: pick the checkpoints a request means (DESIGN.md contract); ``--json`` lists the set with
+their weights and the negative prompt the request gave."""
 
 from __future__ import annotations
 
@@ -52,7 +53,11 @@ def checkin(
         typer.echo(
             f"selected {card.id}: {card.name} (version {card.version or '-'}, created {card.created_at:%Y-%m-%d})"
         )
+        if len(result.checkpoints) > 1 or any(c.weight != 1 for c in result.checkpoints):
+            typer.echo("checkpoints: " + ", ".join(f"{c.checkpoint_id} at {c.weight:g}" for c in result.checkpoints))
         typer.echo(f"prompt: {result.prompt}")
+        if result.negative_prompt:
+            typer.echo(f"negative prompt: {result.negative_prompt}")
     elif result.status == "clarify":
         typer.echo(result.question)
         for option in result.options:

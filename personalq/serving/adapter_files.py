@@ -142,7 +142,8 @@ LoraLayout = Literal["kohya", "diffusers", "peft"]
 @dataclass(frozen=True)
 class LoraWeights:
     """What diffusers needs to apply a LoRA: ``pipe.load_lora_weights(dict(weights.state_dict), adapter_name=...)``
-    (a copy: diffusers consumes the dict), then ``pipe.set_adapters([name], [1.0])``."""
+    (a copy: diffusers consumes the dict), then ``pipe.set_adapters(names, adapter_weights)`` with every adapter of
+    the request at its weight (:func:`personalq.serving.checkpoints.set_applied`)."""
 
     state_dict: dict[str, torch.Tensor]
     layout: LoraLayout

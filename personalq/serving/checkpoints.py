@@ -1,7 +1,7 @@
-"""Applying a repository checkpoint to one shared base pipeline, and taking it off again.
+"""Applying repository checkpoints to one shared base pipeline, and taking them off again.
 
-LoRA adapters are loaded into the base UNet under their own adapter name (diffusers/peft), textual
-inversions add their token, DreamBooth fine-tunes swap the UNet; nothing builds a pipeline per checkpoint.
+LoRA adapters are loaded into the base UNet under their own adapter names (diffusers/peft), each at its weight,
+textual inversions add their tokens, DreamBooth fine-tunes swap the UNet; nothing builds a pipeline per checkpoint.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 import torch
 from diffusers import DiffusionPipeline, StableDiffusionPipeline, UNet2DConditionModel
 
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weighted import Weighted
 from personalq.serving.adapter_files import (
     AdapterFileError,
     LoraWeights,
@@ -108,48 +109,87 @@ def read_adapter(checkpoint: StoredCheckpoint) -> LoraWeights:
         raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
 
 
+def adapter_names(uses: Sequence[Weighted]) -> list[str]:
+    """peft adapter names for ``uses``, one each: the id made a Python name, numbered where two ids make the same."""
+    names: list[str] = []
+    for use in uses:
+        name = adapter_name(use.id)
+        names.append(name if name not in names else f"{name}_{len(names)}")
+    return names
+
+
 @contextlib.contextmanager
+def set_applied(
+    pipe: StableDiffusionPipeline, uses: Sequence[Weighted], loras: Mapping[str, LoraWeights] | None = None
+) -> Iterator[StableDiffusionPipeline]:
+    """Every LoRA (LoCon included) of ``uses`` at its weight and every textual inversion's tokens, on top of whatever
+    UNet the pipeline holds (the float base, a DreamBooth fine-tune, a quantized variant); all taken off again
+    afterwards, so the base is exactly restored. A full UNet in ``uses`` adds nothing here: it is the UNet itself.
+
+    Each LoRA is loaded under its own peft adapter name and ``set_adapters`` gives each its weight, so diffusers sums
+    ``weight * scale * up @ down`` of every adapter over the same base layer (what the WebUI does with several
+    ``<lora:name:w>``). ``unload_lora_weights`` then removes every adapter and peft's wrappers with them, which
+    ``delete_adapters`` would leave behind. ``loras``: adapters already read, by checkpoint id (the engine's cache).
+    """
+    lora_uses = [use for use in uses if use.checkpoint.kind == "lora"]
+    with contextlib.ExitStack() as stack:
+        for use in uses:
+            checkpoint = use.checkpoint
+            _require_weights(checkpoint)
+            if checkpoint.kind == "textual_inversion":
+                stack.enter_context(_embedding_loaded(pipe, checkpoint))
+            elif checkpoint.kind != "lora" and not replaces_unet(checkpoint):
+                raise CheckpointLoadError(f"{checkpoint.id}: cannot load checkpoints of kind {checkpoint.kind!r}")
+        if lora_uses:
+            stack.enter_context(_loras_loaded(pipe, lora_uses, loras or {}))
+        yield pipe
+
+
+@contextlib.contextmanager
+def _loras_loaded(
+    pipe: StableDiffusionPipeline, uses: Sequence[Weighted], loras: Mapping[str, LoraWeights]
+) -> Iterator[None]:
+    names = adapter_names(uses)
+    current = uses[0].checkpoint
+    try:
+        for use, name in zip(uses, names):
+            current = use.checkpoint
+            lora = loras.get(use.id) or read_adapter(current)
+            pipe.load_lora_weights(dict(lora.state_dict), adapter_name=name)  # a copy: loading consumes the dict
+        pipe.set_adapters(names, adapter_weights=[use.weight for use in uses])
+    except (ValueError, TypeError, RuntimeError, KeyError) as error:  # shapes or names this base does not have
+        pipe.unload_lora_weights()
+        raise CheckpointLoadError(f"{current.id}: the LoRA does not fit this base: {error}"[:1000]) from error
+    try:
+        yield
+    finally:
+        pipe.unload_lora_weights()  # removes peft's wrappers too, so the base UNet is exactly restored
+
+
+@contextlib.contextmanager
+def _embedding_loaded(pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint) -> Iterator[None]:
+    """A textual inversion's tokens added under its card's trigger, and taken off again. An embedding has no strength
+    in diffusers: any weight but 0 loads it as it is (the WebUI weights one with prompt emphasis instead)."""
+    token = checkpoint.canonical_trigger
+    if not token:
+        raise CheckpointLoadError(f"{checkpoint.id}: an embedding needs a trigger to load under; its card has none")
+    try:
+        embedding = read_textual_inversion(_require_weights(checkpoint))
+        load_textual_inversion(pipe, embedding, token)
+    except (AdapterFileError, ValueError) as error:
+        raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
+    try:
+        yield
+    finally:
+        unload_textual_inversion(pipe, embedding, token)
+
+
 def adapters_applied(
     pipe: StableDiffusionPipeline, checkpoint: StoredCheckpoint, lora: LoraWeights | None = None
-) -> Iterator[StableDiffusionPipeline]:
-    """LoRA or textual inversion on top of whatever UNet the pipeline holds (full precision or quantized); taken
-    off again afterwards, so the base is exactly restored.
-
-    ``lora``: the adapter as :func:`read_adapter` gives it, when a cache already holds it.
-    """
-    weights = _require_weights(checkpoint)
-    if checkpoint.kind == "lora":
-        adapter = adapter_name(checkpoint.id)
-        lora = lora or read_adapter(checkpoint)
-        try:
-            pipe.load_lora_weights(dict(lora.state_dict), adapter_name=adapter)  # a copy: loading consumes the dict
-            pipe.set_adapters([adapter], adapter_weights=[1.0])
-        except (ValueError, TypeError, RuntimeError, KeyError) as error:  # shapes or names this base does not have
-            pipe.unload_lora_weights()
-            raise CheckpointLoadError(f"{checkpoint.id}: the LoRA does not fit this base: {error}"[:1000]) from error
-        try:
-            yield pipe
-        finally:
-            pipe.unload_lora_weights()  # removes peft's wrappers too, so the base UNet is exactly restored
-    elif checkpoint.kind == "textual_inversion":
-        token = checkpoint.canonical_trigger
-        if not token:
-            raise CheckpointLoadError(
-                f"{checkpoint.id}: an embedding needs a trigger to load under; its card has none"
-            )
-        try:
-            embedding = read_textual_inversion(weights)
-            load_textual_inversion(pipe, embedding, token)
-        except (AdapterFileError, ValueError) as error:
-            raise CheckpointLoadError(f"{checkpoint.id}: {error}") from error
-        try:
-            yield pipe
-        finally:
-            unload_textual_inversion(pipe, embedding, token)
-    elif replaces_unet(checkpoint):
-        yield pipe  # nothing to add: the UNet itself is the checkpoint
-    else:
-        raise CheckpointLoadError(f"{checkpoint.id}: cannot load checkpoints of kind {checkpoint.kind!r}")
+) -> contextlib.AbstractContextManager[StableDiffusionPipeline]:
+    """One checkpoint's LoRA or textual inversion on top of the pipeline's UNet (:func:`set_applied` of a set of
+    one, at weight 1). ``lora``: the adapter as :func:`read_adapter` gives it, when a cache already holds it."""
+    return set_applied(pipe, [Weighted(checkpoint)], {checkpoint.id: lora} if lora is not None else None)
 
 
 @contextlib.contextmanager

@@ -7,8 +7,13 @@ file, or produced once and stored). LoRA adapters (whose tensors the cache keeps
 inversions go on top for the request and come off afterwards. One generation at a time per engine: requests
 queue in the app (Gradio's queue) and here (a lock), so no request ever sees another's adapters.
 
+A request names one checkpoint or a set at weights (:mod:`personalq.serving.composition`): the image runs on the
+UNet of the set's anchor (its full UNet, else its first checkpoint) and every LoRA and embedding of the set goes on
+top at its weight, on the float and the quantized UNet alike.
+
 Checkpoint entries are keyed by content (the weights' digest, a variant's file name), not by id, so new
-weights imported under an old id never meet the old entries.
+weights imported under an old id never meet the old entries. A set adds no key of its own: its UNet is its anchor's
+entry, each LoRA's tensors its own entry, and the weights are set per request (:mod:`composition` says why).
 """
 
 from __future__ import annotations
@@ -32,16 +37,19 @@ from personalq.serving.allocator import reuse_freed_memory
 from personalq.serving.bases import served_base
 from personalq.serving.cache import MB, ModelCache
 from personalq.serving.checkpoints import (
-    adapters_applied,
     load_base,
     load_dreambooth_unet,
     read_adapter,
     replaces_unet,
+    set_applied,
 )
+from personalq.serving.composition import Composition, Uses
 from personalq.serving.float_type import float_dtype, type_name
 from personalq.serving.generation import Frame, GenerationParams, stream
+from personalq.serving.png_parameters import ImageParameters
 from personalq.serving.previews import LatentRGB, fit_latent_rgb, preview_image
 from personalq.serving.variants import precision_config, produce_variant, variant_name, variant_path, weights_key
+from personalq.serving.webui_parameters import image_parameters, sampler_name, stored_scheduler
 from personalq.taq.kernels import KernelSupport, integer_support
 from personalq.taq.layers import weights_read_repeatedly
 from personalq.taq.masks import token_mask
@@ -208,27 +216,33 @@ class Engine:
         self.cache.put(key, variant, weight_bytes(variant.unet), f"the {config.tag} variant of {checkpoint.id}")
         return variant
 
+    def composition_base(self, composition: Composition) -> str:
+        """The base pipeline a set runs on: every checkpoint's base checked (``BaseMismatch`` names the one that does
+        not fit); :class:`Composition` has already refused a set whose cards name different bases."""
+        locations = [self.base_location(checkpoint) for checkpoint in composition.checkpoints]
+        return locations[0]  # one base key, so one location
+
     @on_compute_thread
-    def prepare(
-        self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True, float_kv: bool = False
-    ) -> None:
-        """Make ``precision`` ready for ``checkpoint`` without generating: its base pipeline, its UNet at that
-        precision (a new variant is produced and stored) and its adapter, all in the cache. ``None``: the bundled
-        base's float UNet. What start-up warm-up calls."""
+    def prepare(self, uses: Uses | None, precision: str, trigger_aware: bool = True, float_kv: bool = False) -> None:
+        """Make ``precision`` ready for a checkpoint or a set without generating: its base pipeline, the anchor's UNet
+        at that precision (a new variant is produced and stored) and every LoRA's tensors, all in the cache.
+        ``None``: the bundled base's float UNet. What start-up warm-up and Ray Serve's replicas call."""
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
         with self._lock:
-            if checkpoint is None:
+            if uses is None:
                 base = served_base(self.settings).location
                 self.pipeline(base)
                 self.float_unet(base)
                 return
-            base = self.base_location(checkpoint)
+            composition = Composition.of(uses)
+            base = self.composition_base(composition)
             self.pipeline(base)
             if config is None:
-                self.float_unet(base, checkpoint)
+                self.float_unet(base, composition.anchor)
             else:
-                self.quantized_unet(checkpoint, config)
-            self.adapter(checkpoint)
+                self.quantized_unet(composition.anchor, config)
+            for use in composition.loras:
+                self.adapter(use.checkpoint)
 
     def adapter(self, checkpoint: StoredCheckpoint) -> LoraWeights | None:
         """A LoRA adapter as read from its file, kept in the cache beside the UNets (None for other kinds)."""
@@ -249,18 +263,21 @@ class Engine:
         return self._latent_rgb[base]
 
     @on_compute_thread
-    def native_size(self, checkpoint: StoredCheckpoint) -> int:
-        """The image side the checkpoint's base was trained at (64 for the demo, 512 for SD 1.5, 1024 for SDXL)."""
+    def native_size(self, uses: Uses) -> int:
+        """The image side the checkpoint's (or set's) base was trained at (64 for the demo, 512 for SD 1.5, 1024 for
+        SDXL)."""
         with self._lock:
-            base = self.base_location(checkpoint)
+            base = self.composition_base(Composition.of(uses))
             pipe = self.pipeline(base)
         return UNet2DConditionModel.load_config(base, subfolder="unet")["sample_size"] * pipe.vae_scale_factor
 
     def variant_is_stored(
-        self, checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True, float_kv: bool = False
+        self, uses: Uses, precision: str, trigger_aware: bool = True, float_kv: bool = False
     ) -> bool:
-        """Whether ``precision`` needs no quantization for this checkpoint (full precision, cached or stored)."""
+        """Whether ``precision`` needs no quantization for this checkpoint or set (full precision, or the anchor's
+        variant cached or stored)."""
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
+        checkpoint = Composition.of(uses).anchor
         if config is None or self.cache.get(("unet", variant_name(checkpoint, config))) is not None:
             return True
         return variant_path(checkpoint, config, self.settings.home / "taq").exists()
@@ -278,6 +295,16 @@ class Engine:
             unet = self.float_unet(base)
         return weight_bytes(unet) if config is None else quantized_bytes(unet, config)
 
+    def image_parameters(self, uses: Uses, prompt: str, params: GenerationParams) -> ImageParameters:
+        """What the image ``generate(uses, prompt, params=params)`` draws says about itself in its PNG: the WebUI's
+        ``parameters`` chunk (:func:`personalq.serving.png_parameters.save_png` writes it). The sampler is read from
+        the base's pipeline when this process holds it, else from its folder (an app serving on Ray holds none)."""
+        composition = Composition.of(uses)
+        base = self.composition_base(composition)
+        pipe = self._pipelines.get(base)
+        scheduler = (type(pipe.scheduler).__name__, dict(pipe.scheduler.config)) if pipe else stored_scheduler(base)
+        return image_parameters(composition, prompt, params, sampler_name(*scheduler), base)
+
     def memory(self) -> MemoryReport:
         return MemoryReport(
             self.cache.budget_bytes, self.cache.pinned_bytes, self.cache.cached_bytes, self._last_unet_bytes
@@ -294,7 +321,7 @@ class Engine:
 
     def generate(
         self,
-        checkpoint: StoredCheckpoint,
+        uses: Uses,
         prompt: str,
         precision: str = "FP32",
         trigger_aware: bool = True,
@@ -303,22 +330,24 @@ class Engine:
         float_kv: bool = False,
         previews: bool = True,
     ) -> Iterator[Frame]:
-        """Stream previews (``previews=False``: progress only) and the final image of ``prompt`` with ``checkpoint``
-        at ``precision``: a frame per step, with a preview on the first and then at most one per
+        """Stream previews (``previews=False``: progress only) and the final image of ``prompt`` with ``uses`` (one
+        checkpoint, or a sequence of :class:`Weighted` checkpoints applied together at their weights) at
+        ``precision``: a frame per step, with a preview on the first and then at most one per
         ``Settings.preview_interval_s``.
 
-        The base is checked first: a checkpoint whose base is not configured, or whose weights do not fit it, raises
-        ``BaseMismatch`` before anything loads.
+        The set and its base are checked first: a set mixing bases or holding two full UNets raises
+        ``CompositionError``, a checkpoint whose base is not configured, or whose weights do not fit it,
+        ``BaseMismatch``, both before anything loads.
         """
         params = params or GenerationParams()
         for frames in self.generate_many(
-            checkpoint, [prompt], precision, trigger_aware, [params], cancel, float_kv, previews
+            uses, [prompt], precision, trigger_aware, [params], cancel, float_kv, previews
         ):
             yield frames[0]
 
     def generate_many(
         self,
-        checkpoint: StoredCheckpoint,
+        uses: Uses,
         prompts: list[str],
         precision: str,
         trigger_aware: bool,
@@ -327,8 +356,8 @@ class Engine:
         float_kv: bool = False,
         previews: bool = True,
     ) -> Iterator[list[Frame]]:
-        """Several prompts for one checkpoint in one pipeline call (a batch), streamed as one frame per prompt and
-        step. Each prompt keeps its own seed and negative prompt, so its image is the one :meth:`generate` draws;
+        """Several prompts for one checkpoint or set in one pipeline call (a batch), streamed as one frame per prompt
+        and step. Each prompt keeps its own seed and negative prompt, so its image is the one :meth:`generate` draws;
         they must share steps, guidance and size (:func:`batch_shape`)."""
         shared = params[0]
         if len(prompts) != len(params) or any(batch_shape(p) != batch_shape(shared) for p in params):
@@ -336,25 +365,31 @@ class Engine:
                 "a batch needs one GenerationParams per prompt, all with the same steps, guidance and size"
             )
         config = precision_config(precision, trigger_aware, float_kv=float_kv)
-        base = self.base_location(checkpoint)
+        composition = Composition.of(uses)
+        anchor = composition.anchor
+        base = self.composition_base(composition)
         negatives = [p.negative_prompt for p in params]
 
         def run(callback) -> list:
             with self._lock:
                 pipe = self.pipeline(base)
-                variant = None if config is None else self.quantized_unet(checkpoint, config)
-                pipe.unet = self.float_unet(base, checkpoint) if variant is None else variant.unet
+                variant = None if config is None else self.quantized_unet(anchor, config)
+                pipe.unet = self.float_unet(base, anchor) if variant is None else variant.unet
                 self._last_unet_bytes = weight_bytes(pipe.unet)
-                mask = (
-                    None
-                    if variant is None
-                    else token_mask(pipe.tokenizer, negatives + prompts, checkpoint.trigger_words, variant.config.mode)
-                )
+                loras = {use.id: self.adapter(use.checkpoint) for use in composition.loras}
                 generators = [torch.Generator(self.device).manual_seed(p.seed) for p in params]
                 single = len(prompts) == 1
-                with contextlib.ExitStack() as adapter:
-                    with weights_read_repeatedly():  # only while the adapter attaches
-                        adapter.enter_context(adapters_applied(pipe, checkpoint, self.adapter(checkpoint)))
+                with contextlib.ExitStack() as adapters:
+                    with weights_read_repeatedly():  # only while the adapters attach
+                        adapters.enter_context(set_applied(pipe, composition.applied, loras))
+                    # after the embeddings' tokens are in the tokenizer: the mask's positions are the prompt's tokens
+                    mask = (
+                        None
+                        if variant is None
+                        else token_mask(
+                            pipe.tokenizer, negatives + prompts, composition.trigger_words, variant.config.mode
+                        )
+                    )
                     started = time.perf_counter()
                     with _protecting(variant, mask):
                         result = pipe(
@@ -371,7 +406,7 @@ class Engine:
                     log.info(
                         "generated %d image(s) of %s at %s in %.2f s",
                         len(prompts),
-                        checkpoint.id,
+                        composition.describe(),
                         precision,
                         time.perf_counter() - started,
                     )

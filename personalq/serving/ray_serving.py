@@ -2,7 +2,8 @@
 variant.
 
 Ray Serve's model multiplexing does the routing: every request names the variant it needs (:func:`variant_id`: the
-checkpoint's weights digest, the precision, trigger-aware or plain), and Serve sends it to a replica that already
+weights digest of the checkpoint whose UNet it runs on, the precision, trigger-aware or plain), and Serve sends it to
+a replica that already
 loaded that id, loading it on the least busy one otherwise and unloading each replica's least recently used ids past
 ``ray_models_per_replica``. A replica is one ``Engine`` with its own memory budget, so the cache decides what
 stays resident, as in a single process. The app stays the ingress: Check-in runs there (milliseconds), and the chat
@@ -29,7 +30,8 @@ import ray
 from ray import serve
 
 from personalq.config import Settings
-from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weighted import Weighted
+from personalq.serving.composition import Composition, Uses
 from personalq.serving.engine import Engine, batch_shape
 from personalq.serving.generation import Frame, GenerationParams
 from personalq.serving.variants import precision_config, variant_key
@@ -41,12 +43,16 @@ APPLICATION = "personalq"
 BOARD = "personalq-status-board"
 
 
-def variant_id(
-    checkpoint: StoredCheckpoint, precision: str, trigger_aware: bool = True, float_kv: bool = False
-) -> str:
+def variant_id(uses: Uses, precision: str, trigger_aware: bool = True, float_kv: bool = False) -> str:
     """The multiplexed model id of a request: what a replica must hold to serve it without loading (the digest of
-    everything the variant is made from: weights, kind, base, triggers; then precision and protection)."""
+    everything the variant is made from: weights, kind, base, triggers; then precision and protection).
+
+    For a set of checkpoints that is its anchor's variant alone (:mod:`personalq.serving.composition`): the other
+    LoRAs and embeddings go on at request time at their weights onto the same UNet, their tensors read once into
+    the replica's cache (a few MB each, against hundreds for a UNet), so a replica holding the anchor serves any set
+    around it, and the sets of one subject do not crowd each other out of ``ray_models_per_replica``."""
     config = precision_config(precision, trigger_aware, float_kv=float_kv)
+    checkpoint = Composition.of(uses).anchor
     name = f"{checkpoint.id}@{variant_key(checkpoint)[:12]} {precision}"
     if config is not None:
         name += ("" if trigger_aware else " plain") + (" float-K/V" if config.keeps_float_kv else "")
@@ -57,7 +63,7 @@ def variant_id(
 class GenerationRequest:
     """One generation, as it crosses from the app to a replica (pickled by Ray)."""
 
-    checkpoint: StoredCheckpoint
+    uses: tuple[Weighted, ...]
     prompt: str
     precision: str = "FP32"
     trigger_aware: bool = True
@@ -65,9 +71,19 @@ class GenerationRequest:
     float_kv: bool = False
     previews: bool = True
 
+    @classmethod
+    def of(cls, uses: Uses, prompt: str, *args, **kwargs) -> GenerationRequest:
+        """A request for one checkpoint or a set (checked here, in the app, before it travels)."""
+        return cls(Composition.of(uses).uses, prompt, *args, **kwargs)
+
     @functools.cached_property
     def variant(self) -> str:
-        return variant_id(self.checkpoint, self.precision, self.trigger_aware, self.float_kv)
+        return variant_id(self.uses, self.precision, self.trigger_aware, self.float_kv)
+
+    @functools.cached_property
+    def batch_key(self) -> tuple:
+        """What requests must share to run in one pipeline call: variant, adapters at their weights, shape."""
+        return self.variant, Composition(self.uses).adapters, batch_shape(self.params), self.previews
 
 
 @dataclass(frozen=True)
@@ -137,7 +153,7 @@ class _Replica:
         """Make ``variant`` resident: base, UNet at its precision (quantized and stored on first use), adapter."""
         request = self.loading[variant]
         await asyncio.to_thread(
-            self.engine.prepare, request.checkpoint, request.precision, request.trigger_aware, request.float_kv
+            self.engine.prepare, list(request.uses), request.precision, request.trigger_aware, request.float_kv
         )
         self.loads += 1
         self.held.append(variant)
@@ -167,7 +183,8 @@ class _Replica:
     async def _batched(self, requests: list[GenerationRequest]):
         """The body of both endpoints: a :class:`Placement` per request, then one frame per request and step.
 
-        Requests that need the same variant, batch shape and previews run in one pipeline call
+        Requests that need the same variant, adapters at the same weights, batch shape and previews run in one
+        pipeline call
         (:meth:`Engine.generate_many`); several such groups run one after another, and a request whose group is not
         running gets :data:`QUEUED` until its turn (``@serve.batch`` takes one item per request at every step). A
         request whose variant fails to load, or whose group fails, gets its exception as its item and ends; the
@@ -182,7 +199,7 @@ class _Replica:
         groups: dict[tuple, list[int]] = {}
         for i, request in enumerate(requests):
             if i not in finished:
-                groups.setdefault((request.variant, batch_shape(request.params), request.previews), []).append(i)
+                groups.setdefault(request.batch_key, []).append(i)
         sizes = {i: len(members) for members in groups.values() for i in members}
         yield [dataclasses.replace(item, batch=sizes[i]) if i in sizes else item for i, item in enumerate(outputs)]
         cancel = threading.Event()
@@ -190,7 +207,7 @@ class _Replica:
             for members in groups.values():
                 first = requests[members[0]]
                 steps = self.engine.generate_many(
-                    first.checkpoint,
+                    list(first.uses),
                     [requests[i].prompt for i in members],
                     first.precision,
                     first.trigger_aware,
@@ -326,7 +343,7 @@ class RemoteEngine(Engine):
 
     def generate(
         self,
-        checkpoint: StoredCheckpoint,
+        uses: Uses,
         prompt: str,
         precision: str = "FP32",
         trigger_aware: bool = True,
@@ -335,8 +352,8 @@ class RemoteEngine(Engine):
         float_kv: bool = False,
         previews: bool = True,
     ) -> Iterator[Frame]:
-        request = GenerationRequest(
-            checkpoint, prompt, precision, trigger_aware, params or GenerationParams(), float_kv, previews
+        request = GenerationRequest.of(
+            uses, prompt, precision, trigger_aware, params or GenerationParams(), float_kv, previews
         )
         batched = self.settings.ray_max_batch_size > 1
         routed = self.handle.options(stream=True, multiplexed_model_id=request.variant)
@@ -359,14 +376,12 @@ class RemoteEngine(Engine):
             if not finished:
                 response.cancel()
 
-    def prepare(
-        self, checkpoint: StoredCheckpoint | None, precision: str, trigger_aware: bool = True, float_kv: bool = False
-    ) -> None:
-        """Make a variant resident on one replica (start-up warm-up); the base float UNet (``None``) every replica
-        loads with its first request."""
-        if checkpoint is None:
+    def prepare(self, uses: Uses | None, precision: str, trigger_aware: bool = True, float_kv: bool = False) -> None:
+        """Make a variant (and a set's LoRAs) resident on one replica (start-up warm-up); the base float UNet
+        (``None``) every replica loads with its first request."""
+        if uses is None:
             return
-        request = GenerationRequest(checkpoint, "", precision, trigger_aware, float_kv=float_kv)
+        request = GenerationRequest.of(uses, "", precision, trigger_aware, float_kv=float_kv)
         self.placements.append(
             self.handle.options(multiplexed_model_id=request.variant).prepare.remote(request).result()
         )
