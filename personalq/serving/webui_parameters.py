@@ -56,9 +56,17 @@ def stored_scheduler(base: str) -> tuple[str, dict]:
     return str(config.get("_class_name", "")), config
 
 
+# the file names diffusers gives every adapter and model it saves: such a stem names no checkpoint in particular
+GENERIC_STEMS = frozenset(
+    {"pytorch_lora_weights", "learned_embeds", "diffusion_pytorch_model", "adapter_model", "model", "unet"}
+)
+
+
 def file_stem(checkpoint: StoredCheckpoint) -> str:
-    """The name the WebUI knows a checkpoint file by: its stem (a folder's name), else the card's id."""
-    return Path(checkpoint.weights_path).stem if checkpoint.weights_path else checkpoint.id
+    """The name the WebUI knows a checkpoint file by: its stem (a folder's name), else the card's id (also for
+    diffusers' generic file names, which every LoRA saved by diffusers shares)."""
+    stem = Path(checkpoint.weights_path).stem if checkpoint.weights_path else ""
+    return checkpoint.id if not stem or stem in GENERIC_STEMS else stem
 
 
 def autov2(checkpoint: StoredCheckpoint) -> str:

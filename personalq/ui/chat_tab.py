@@ -2,7 +2,7 @@
 the checkpoints of the image as chips with their strengths, the generation settings, and the visitor's gallery.
 
 Callbacks only translate between Gradio and the library: :class:`~personalq.conversation.Conversation` (what
-Check-in says), :class:`~personalq.composition.Composition` (the set drawn and its edits),
+Check-in says), :class:`~personalq.drawing.Drawing` (the set drawn and its edits),
 :class:`~personalq.image_history.ImageHistory` (the gallery's files) and :class:`~personalq.serving.engine.Engine`.
 Per-session state lives in ``gr.State``; the gallery's id lives in the browser (``gr.BrowserState``).
 """
@@ -19,20 +19,18 @@ import gradio as gr
 
 from personalq.access import WriteAccess
 from personalq.checkin.agent import InvalidRequest
-from personalq.composition import (
+from personalq.conversation import ChatState, Conversation, Turn, plain
+from personalq.drawing import (
     MAX_USES,
     RANDOM_SEED,
     WEIGHT_STEP,
-    Composition,
-    CompositionRefused,
+    Drawing,
+    DrawingRefused,
     from_parameters,
     generate,
     generation_params,
-    model_name,
-    sampler_of,
     search,
 )
-from personalq.conversation import ChatState, Conversation, Turn, plain
 from personalq.image_history import ImageHistory
 from personalq.repository.errors import RepositoryUnavailable
 from personalq.repository.service import CheckpointNotFound, StoredCheckpoint
@@ -66,7 +64,7 @@ DRAW_OUTPUTS = (
     "image",
     "stats",
     "message",
-    "composition",
+    "drawing",
     "negative",
     "size",
     "stop",
@@ -119,10 +117,10 @@ def _out(**changes) -> tuple:
     return (*(changes.get(name, gr.skip()) for name in DRAW_OUTPUTS), *chips)
 
 
-def _chips(composition: Composition | None) -> list:
-    """The chips' rows, names and sliders for ``composition``: one visible chip per checkpoint, the rest hidden."""
+def _chips(drawing: Drawing | None) -> list:
+    """The chips' rows, names and sliders for ``drawing``: one visible chip per checkpoint, the rest hidden."""
     updates = []
-    uses = composition.uses if composition else ()
+    uses = drawing.uses if drawing else ()
     for slot in range(MAX_USES):
         if slot < len(uses):
             use = uses[slot]
@@ -173,7 +171,6 @@ def build_chat_tab(
     _wire(tab, callbacks, admin)
     loads = [
         (callbacks.restore, [tab.gallery_id], [tab.gallery_id, tab.gallery]),
-        (callbacks.demo_sizes, [tab.size], [tab.size]),
     ]
     return callbacks.memory_readout, tab.readout_inputs, tab.memory, loads
 
@@ -191,7 +188,6 @@ class _Callbacks:
     find: Callable
     reuse: Callable
     restore: Callable
-    demo_sizes: Callable
     last_seed: Callable
 
 
@@ -212,8 +208,8 @@ def _callbacks(
     def may_write(is_admin: bool, request: gr.Request | None) -> bool:
         return access.allows(is_admin, username_of(request))
 
-    def native_size(checkpoint: StoredCheckpoint | None) -> int:
-        """The side ``checkpoint``'s base draws at (None: the bundled demo base's)."""
+    def native_size(checkpoint: StoredCheckpoint) -> int:
+        """The side ``checkpoint``'s base draws at."""
         key = served_base(engine.settings, checkpoint).key
         if key not in native_sizes:
             native_sizes[key] = engine.native_size(checkpoint)
@@ -234,7 +230,7 @@ def _callbacks(
         )
 
     def draw(
-        composition: Composition,
+        drawing: Drawing,
         history: list,
         precision: str,
         trigger_aware: bool,
@@ -249,13 +245,13 @@ def _callbacks(
         writer: bool,
         turn: Turn | None = None,
     ):
-        """Draw ``composition`` with the page's settings: the image streams, then lands in the chat and the
+        """Draw ``drawing`` with the page's settings: the image streams, then lands in the chat and the
         visitor's gallery as a PNG that says how it was made. Stop shows while it draws."""
         gallery_id = images.own_id(gallery_id)
-        first = composition.uses[0].checkpoint
+        first = drawing.uses[0].checkpoint
         try:
             native = native_size(first)
-            params = generation_params(seed, steps, guidance, size, negative)
+            params = generation_params(seed, steps, guidance, size or size_value(native, native), negative)
             if writer:  # the budget is engine-wide: only a session that may write sets it
                 engine.set_budget_mb(check_budget(budget_mb, *BUDGET_MB))
             else:
@@ -270,23 +266,18 @@ def _callbacks(
         started = time.perf_counter()
         yield _out(stop=gr.Button(visible=True), gallery_id=gallery_id)
         try:
-            if not engine.variant_is_stored(first, precision, trigger_aware, float_kv):
-                history.append(_assistant(_preparing(precision, first.name)))
+            if not engine.variant_is_stored(list(drawing.uses), precision, trigger_aware, float_kv):
+                history.append(_assistant(_preparing(precision, drawing.anchor.name)))
                 yield _out(history=history, stats=_stats(turn, None, engine))
-            for frame in generate(engine, composition, precision, trigger_aware, params, float_kv=float_kv):
+            for frame in generate(engine, drawing, precision, trigger_aware, params, float_kv=float_kv):
                 progress = "image ready" if frame.final else f"step {frame.step}/{frame.total}"
                 stats = _stats(turn, time.perf_counter() - started, engine, progress)
                 if frame.final:
-                    for use in composition.uses:
+                    for use in drawing.uses:
                         conversation.record_use(use.checkpoint)
-                    base = served_base(engine.settings, first)
-                    made = composition.parameters(
-                        params, model_name(composition.uses, base.key), sampler_of(base.location)
-                    )
+                    made = drawing.parameters(params, served_base(engine.settings, first).location)
                     path = images.save(gallery_id, frame.image, made)
-                    history.append(
-                        _picture(path, f"Image, seed {params.seed}", f"image drawn from: {composition.prompt}")
-                    )
+                    history.append(_picture(path, f"Image, seed {params.seed}", f"image drawn from: {drawing.prompt}"))
                     yield _out(
                         history=history,
                         image=readable(frame.image),
@@ -339,7 +330,7 @@ def _callbacks(
                 history=history, state=state, message="", stats=_stats(turn, None, engine) if turn else gr.skip()
             )
             return
-        composition = Composition(turn.prompt or "", tuple(turn.uses or [Weighted(turn.checkpoint)]), "")
+        drawing = Drawing(turn.prompt or "", tuple(turn.uses or [Weighted(turn.checkpoint)]))
         negative = turn.negative_prompt or negative  # a request's own "negative: ..." wins over the box's
         size_shown = gr.skip()
         try:
@@ -354,13 +345,13 @@ def _callbacks(
             state=state,
             stats=_stats(turn, None, engine),
             message="",
-            composition=composition,
+            drawing=drawing,
             negative=negative,
             size=size_shown,
-            chips=_chips(composition),
+            chips=_chips(drawing),
         )
         yield from draw(
-            composition,
+            drawing,
             history,
             precision,
             trigger_aware,
@@ -413,25 +404,25 @@ def _callbacks(
             request,
         )
 
-    def edited(change: Callable[[], Composition], history: list, settings: tuple, is_admin, request):
-        """Draw the composition ``change`` returns, with the same prompt and no new Check-in; a change that cannot
+    def edited(change: Callable[[], Drawing], history: list, settings: tuple, is_admin, request):
+        """Draw the drawing ``change`` returns, with the same prompt and no new Check-in; a change that cannot
         be made is said in the chat and nothing is drawn. ``settings``: :func:`draw`'s, from ``precision`` to
         ``gallery_id``."""
         history = list(history or [])[-engine.settings.max_history_messages :]
         try:
-            composition = change()
-        except (CompositionRefused, CheckpointNotFound) as error:
+            drawing = change()
+        except (DrawingRefused, CheckpointNotFound) as error:
             history.append(_assistant(f"I cannot change the image that way: {plain(str(error))}."))
             yield _out(history=history)
             return
-        yield _out(composition=composition, chips=_chips(composition))
-        yield from draw(composition, history, *settings, may_write(is_admin, request))
+        yield _out(drawing=drawing, chips=_chips(drawing))
+        yield from draw(drawing, history, *settings, may_write(is_admin, request))
 
     # the events that change the set and draw again share their inputs after the first: the conversation, the set,
     # then the settings in the /chat endpoint's order
     def redraw(
         history: list,
-        composition: Composition | None,
+        drawing: Drawing | None,
         precision: str,
         trigger_aware: bool,
         budget_mb: float,
@@ -447,12 +438,12 @@ def _callbacks(
     ):
         """Draw the current set again (new settings, a new seed, a reused image's settings)."""
         settings = (precision, trigger_aware, budget_mb, seed, steps, guidance, size, float_kv, negative, gallery_id)
-        yield from edited(lambda: _current(composition), history, settings, is_admin, request)
+        yield from edited(lambda: _current(drawing), history, settings, is_admin, request)
 
     def add(
         checkpoint_id: str,
         history: list,
-        composition: Composition | None,
+        drawing: Drawing | None,
         precision: str,
         trigger_aware: bool,
         budget_mb: float,
@@ -468,9 +459,9 @@ def _callbacks(
     ):
         """Add the checkpoint found by the search to the set (or start a set with it) and draw."""
 
-        def added() -> Composition:
+        def added() -> Drawing:
             checkpoint = repository.get(str(checkpoint_id or "")[:200])
-            start = composition if isinstance(composition, Composition) else Composition("", ())
+            start = drawing if isinstance(drawing, Drawing) else Drawing("", ())
             return start.with_checkpoint(checkpoint)
 
         settings = (precision, trigger_aware, budget_mb, seed, steps, guidance, size, float_kv, negative, gallery_id)
@@ -482,7 +473,7 @@ def _callbacks(
         def reweigh_chip(
             weight: float,
             history: list,
-            composition: Composition | None,
+            drawing: Drawing | None,
             precision: str,
             trigger_aware: bool,
             budget_mb: float,
@@ -508,9 +499,7 @@ def _callbacks(
                 negative,
                 gallery_id,
             )
-            yield from edited(
-                lambda: _current(composition).reweighted(slot, weight), history, settings, is_admin, request
-            )
+            yield from edited(lambda: _current(drawing).reweighted(slot, weight), history, settings, is_admin, request)
 
         return on_gpu(reweigh_chip, engine.settings.zero_gpu)
 
@@ -519,7 +508,7 @@ def _callbacks(
 
         def remove_chip(
             history: list,
-            composition: Composition | None,
+            drawing: Drawing | None,
             precision: str,
             trigger_aware: bool,
             budget_mb: float,
@@ -545,58 +534,51 @@ def _callbacks(
                 negative,
                 gallery_id,
             )
-            yield from edited(lambda: _current(composition).without(slot), history, settings, is_admin, request)
+            yield from edited(lambda: _current(drawing).without(slot), history, settings, is_admin, request)
 
         return on_gpu(remove_chip, engine.settings.zero_gpu)
 
-    def find(text: str, composition: Composition | None):
+    def find(text: str, drawing: Drawing | None):
         """Checkpoints to add, found by what their cards say, on the image's base."""
-        found = search(repository, text, composition.base_model if composition else None)
+        found = search(repository, text, drawing.base_model if drawing else None)
         choices = [
             (f"{c.name} · {c.kind.replace('_', ' ')} · {c.canonical_trigger or 'no trigger'}", c.id) for c in found
         ]
         return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
-    def reuse(evt: gr.SelectData, gallery_id: object, size: str):
+    def reuse(evt: gr.SelectData, gallery_id: object):
         """Put a gallery image's settings back: its prompt and checkpoints (the chips), negative prompt, seed, size,
         steps and guidance; nothing is drawn until asked."""
+        unchanged = [gr.skip()] * (6 + CHIP_PARTS * MAX_USES)
         parameters = images.parameters(images.own_id(gallery_id), _shown_file(evt.value))
         if parameters is None:
-            return (
-                gr.skip(),
-                "That image is not one of yours, or says nothing of how it was made.",
-                *[gr.skip()] * 5,
-                *_chips(None),
-            )
+            return gr.skip(), "That image is not one of yours, or says nothing of how it was made.", *unchanged
         try:
-            composition = from_parameters(parameters, repository)
-        except CompositionRefused as error:
-            return gr.skip(), plain(str(error)), *[gr.skip()] * 5, *[gr.skip()] * (CHIP_PARTS * MAX_USES)
+            drawing = from_parameters(parameters, repository)
+        except DrawingRefused as error:
+            return gr.skip(), f"Cannot reuse that image: {plain(str(error))}.", *unchanged
         shown = size_value(parameters.width, parameters.height)
-        presets = size_presets(native_size(composition.uses[0].checkpoint))
+        try:
+            presets = size_presets(native_size(drawing.uses[0].checkpoint))
+        except CheckpointLoadError:  # its base is no longer configured: said when it draws
+            presets = []
         if shown not in [value for _, value in presets]:
             presets.append((shown, shown))
         return (
-            composition,
+            drawing,
             f"Settings of the image drawn with seed {parameters.seed} are back: change them, or draw it again.",
             parameters.negative_prompt,
             parameters.seed,
             gr.Dropdown(choices=presets, value=shown),
             parameters.steps,
             parameters.cfg_scale,
-            *_chips(composition),
+            *_chips(drawing),
         )
 
     def restore(gallery_id: object):
         """The visitor's gallery on page load: the id the browser keeps (a new one if it holds none of ours)."""
         own = images.own_id(gallery_id)
         return own, _gallery(images, own)
-
-    def demo_sizes(size: str):
-        """The size presets before anything is drawn: the bundled base's (read once its pipeline is loaded, so this
-        is its own load event: the gallery does not wait for it)."""
-        presets = size_presets(native_size(None))
-        return gr.Dropdown(choices=presets, value=size if size in [v for _, v in presets] else presets[0][1])
 
     def last_seed(seed: int | None):
         return gr.skip() if seed is None else seed
@@ -623,15 +605,14 @@ def _callbacks(
         find,
         reuse,
         restore,
-        demo_sizes,
         last_seed,
     )
 
 
-def _current(composition: Composition | None) -> Composition:
-    if not isinstance(composition, Composition) or not composition.uses:
-        raise CompositionRefused("there is no image yet: ask for one, or add a checkpoint")
-    return composition
+def _current(drawing: Drawing | None) -> Drawing:
+    if not isinstance(drawing, Drawing) or not drawing.uses:
+        raise DrawingRefused("there is no image yet: ask for one, or add a checkpoint")
+    return drawing
 
 
 def _check_in(
@@ -673,7 +654,7 @@ class _Tab:
     memory: gr.Markdown
     controls: list  # the generation settings every drawing takes, in the /chat endpoint's order
     readout_inputs: list  # what the memory readout depends on
-    composition: gr.State
+    drawing: gr.State
     negative: gr.Textbox
     seed: gr.Number
     random_seed: gr.Button
@@ -699,7 +680,7 @@ class _Tab:
             "image": self.image,
             "stats": self.stats,
             "message": self.message,
-            "composition": self.composition,
+            "drawing": self.drawing,
             "negative": self.negative,
             "size": self.size,
             "stop": self.stop,
@@ -715,7 +696,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
     """The conversation and the image's checkpoints on the left; the live image and the generation settings on the
     right, the precision and memory settings folded under Advanced; the visitor's gallery below."""
     state = gr.State(ChatState())  # deep-copied for every session, which then draws its own id (ChatState.begin)
-    composition = gr.State(None)  # the Composition last drawn (or set from the gallery): what the chips edit
+    drawing = gr.State(None)  # the Drawing last drawn (or set from the gallery): what the chips edit
     last_seed = gr.State(None)
     gallery_id = gr.BrowserState("", storage_key="personalq-gallery")
     with gr.Row():
@@ -767,8 +748,11 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
                 seed = gr.Number(RANDOM_SEED, label="Seed (-1: random)", precision=0, minimum=-1, elem_id="seed")
                 random_seed = gr.Button("Random", elem_id="seed-random", size="sm")
                 reuse_seed = gr.Button("Reuse last seed", elem_id="seed-reuse", size="sm")
-            # the base's presets, on load and per image; any "W x H" is read and checked when it draws (the API's)
-            size = gr.Dropdown([], label="Size", elem_id="size", allow_custom_value=True)
+            # the presets of the base the image is drawn on, from its first image; before that its native square. Any
+            # "W x H" is read and checked when it draws (what the API sends)
+            size = gr.Dropdown(
+                [], label="Size", info="the sizes the image's base draws well", elem_id="size", allow_custom_value=True
+            )
             steps = gr.Slider(1, 50, value=20, step=1, label="Steps", elem_id="steps")
             guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="Guidance", elem_id="guidance")
             draw = gr.Button("Draw again", elem_id="draw", variant="primary")
@@ -829,7 +813,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
         memory,
         controls,
         [precision, trigger_aware, float_kv],
-        composition,
+        drawing,
         negative,
         seed,
         random_seed,
@@ -855,53 +839,57 @@ def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
     releasing the budget slider sets the budget."""
     outputs = tab.draw_outputs
     settings = [*tab.controls, tab.gallery_id, admin]
-    drawing = {"concurrency_id": GENERATION, "concurrency_limit": 1}
+    one_at_a_time = {"concurrency_id": GENERATION, "concurrency_limit": 1}
     events = [
         tab.message.submit(
-            callbacks.respond, [tab.message, tab.chatbot, tab.state, *settings], outputs, api_name="chat", **drawing
+            callbacks.respond,
+            [tab.message, tab.chatbot, tab.state, *settings],
+            outputs,
+            api_name="chat",
+            **one_at_a_time,
         ),
         tab.chatbot.option_select(
-            callbacks.choose, [tab.chatbot, tab.state, *settings], outputs, api_visibility="private", **drawing
+            callbacks.choose, [tab.chatbot, tab.state, *settings], outputs, api_visibility="private", **one_at_a_time
         ),
         tab.draw.click(
-            callbacks.redraw, [tab.chatbot, tab.composition, *settings], outputs, api_name="draw", **drawing
+            callbacks.redraw, [tab.chatbot, tab.drawing, *settings], outputs, api_name="draw", **one_at_a_time
         ),
         tab.add.click(
             callbacks.add,
-            [tab.found, tab.chatbot, tab.composition, *settings],
+            [tab.found, tab.chatbot, tab.drawing, *settings],
             outputs,
             api_visibility="private",
-            **drawing,
+            **one_at_a_time,
         ),
     ]
     for slot, chip in enumerate(tab.chips):
         events.append(
             chip.strength.release(
                 callbacks.reweigh(slot),
-                [chip.strength, tab.chatbot, tab.composition, *settings],
+                [chip.strength, tab.chatbot, tab.drawing, *settings],
                 outputs,
                 api_visibility="private",
-                **drawing,
+                **one_at_a_time,
             )
         )
         events.append(
             chip.remove.click(
                 callbacks.remove(slot),
-                [tab.chatbot, tab.composition, *settings],
+                [tab.chatbot, tab.drawing, *settings],
                 outputs,
                 api_visibility="private",
-                **drawing,
+                **one_at_a_time,
             )
         )
     tab.stop.click(lambda: gr.Button(visible=False), None, tab.stop, cancels=events, api_visibility="private")
-    tab.search.submit(callbacks.find, [tab.search, tab.composition], tab.found, api_visibility="private")
+    tab.search.submit(callbacks.find, [tab.search, tab.drawing], tab.found, api_visibility="private")
     tab.random_seed.click(lambda: RANDOM_SEED, None, tab.seed, api_visibility="private")
     tab.reuse_seed.click(callbacks.last_seed, tab.last_seed, tab.seed, api_visibility="private")
     chips = [part for chip in tab.chips for part in (chip.row, chip.name, chip.strength)]
     tab.gallery.select(
         callbacks.reuse,
-        [tab.gallery_id, tab.size],
-        [tab.composition, tab.note, tab.negative, tab.seed, tab.size, tab.steps, tab.guidance, *chips],
+        [tab.gallery_id],
+        [tab.drawing, tab.note, tab.negative, tab.seed, tab.size, tab.steps, tab.guidance, *chips],
         api_visibility="private",
     )
     for control in tab.readout_inputs:

@@ -11,14 +11,13 @@ import pytest
 from factories import write_card, write_kohya_lora
 from PIL import Image
 
-from personalq.composition import (
+from personalq.drawing import (
     MAX_USES,
-    Composition,
-    CompositionRefused,
+    Drawing,
+    DrawingRefused,
     clamp_weight,
     from_parameters,
     generation_params,
-    network_name,
 )
 from personalq.image_history import ImageHistory
 from personalq.repository.card import StoredCheckpoint
@@ -27,6 +26,7 @@ from personalq.serving.allowance import Refused
 from personalq.serving.generation import GenerationParams
 from personalq.serving.png_parameters import read_parameters
 from personalq.serving.sizes import parse_size, size_presets
+from personalq.serving.webui_parameters import file_stem
 
 
 def card(card_id: str, kind: str = "lora", base: str = "sd-1.5", **fields) -> StoredCheckpoint:
@@ -46,8 +46,8 @@ def card(card_id: str, kind: str = "lora", base: str = "sd-1.5", **fields) -> St
 CORGI, INK = card("corgi-v2"), card("inkwash-v1", triggers=["inkwash style", "inkwash"])
 
 
-def corgi_in_ink() -> Composition:
-    return Composition("corgitok sitting in a park, inkwash style", (Weighted(CORGI), Weighted(INK, 0.6)))
+def corgi_in_ink() -> Drawing:
+    return Drawing("corgitok sitting in a park, inkwash style", (Weighted(CORGI), Weighted(INK, 0.6)))
 
 
 # --- the set and its edits --------------------------------------------------------------------------------------
@@ -55,9 +55,9 @@ def corgi_in_ink() -> Composition:
 
 def test_a_strength_is_held_to_the_webui_range_on_the_slider_step():
     assert [clamp_weight(w) for w in (3.0, -7, 0.333, 0.6, math.nan)] == [2.0, -2.0, 0.35, 0.6, 1.0]
-    composition = corgi_in_ink().reweighted(1, 5.0)
-    assert [u.weight for u in composition.uses] == [1.0, 2.0] and composition.prompt == corgi_in_ink().prompt
-    with pytest.raises(CompositionRefused):
+    drawing = corgi_in_ink().reweighted(1, 5.0)
+    assert [u.weight for u in drawing.uses] == [1.0, 2.0] and drawing.prompt == corgi_in_ink().prompt
+    with pytest.raises(DrawingRefused):
         corgi_in_ink().reweighted(2, 0.5)  # a chip for a checkpoint the set no longer has
 
 
@@ -67,30 +67,31 @@ def test_removing_a_checkpoint_takes_its_triggers_out_of_the_prompt():
     assert [u.id for u in without_style.uses] == ["corgi-v2"]
     without_subject = corgi_in_ink().without(0)
     assert without_subject.prompt == "sitting in a park, inkwash style"
-    with pytest.raises(CompositionRefused, match="at least one"):
+    with pytest.raises(DrawingRefused, match="at least one"):
         without_style.without(0)
 
 
 def test_adding_a_checkpoint_puts_its_trigger_in_once_and_keeps_one_base_and_one_unet():
-    alone = Composition("corgitok sitting in a park", (Weighted(CORGI),))
+    alone = Drawing("corgitok sitting in a park", (Weighted(CORGI),))
     added = alone.with_checkpoint(INK, 0.7)
     assert added.prompt == "corgitok sitting in a park, inkwash style"
     assert [(u.id, u.weight) for u in added.uses] == [("corgi-v2", 1.0), ("inkwash-v1", 0.7)]
     assert corgi_in_ink().without(1).with_checkpoint(INK).prompt == "corgitok sitting in a park, inkwash style"
-    started = Composition("", ()).with_checkpoint(CORGI)  # a set started from the search box
+    started = Drawing("", ()).with_checkpoint(CORGI)  # a set started from the search box
     assert started.prompt == "corgitok" and started.base_model == "sd-1.5"
 
-    with pytest.raises(CompositionRefused, match="already"):
+    with pytest.raises(DrawingRefused, match="inkwash-v1 is in the set twice"):
         added.with_checkpoint(INK)
-    with pytest.raises(CompositionRefused, match="sdxl"):
+    with pytest.raises(DrawingRefused, match="one image runs on one base"):
         alone.with_checkpoint(card("xlstyle-v1", base="sdxl"))
     dreambooth = alone.with_checkpoint(card("dbone-v1", kind="dreambooth"))
-    with pytest.raises(CompositionRefused, match="DreamBooth"):
+    assert dreambooth.anchor.id == "dbone-v1"  # the image runs on the fine-tuned UNet, the LoRA on top
+    with pytest.raises(DrawingRefused, match="dbone-v1 .* and dbtwo-v1 .* full UNet"):
         dreambooth.with_checkpoint(card("dbtwo-v1", kind="dreambooth"))
     full = alone
     for number in range(MAX_USES - 1):
         full = full.with_checkpoint(card(f"extra{number}-v1"))
-    with pytest.raises(CompositionRefused, match=f"at most {MAX_USES}"):
+    with pytest.raises(DrawingRefused, match=f"at most {MAX_USES}"):
         full.with_checkpoint(card("onemore-v1"))
 
 
@@ -107,13 +108,14 @@ def test_the_png_names_every_adapter_at_its_weight_and_gives_the_same_set_back(s
     repository = Repository(settings)
     assert repository.import_paths([folder]).ok
     corgi, ink = repository.get("mochi-corgi-v2"), repository.get("ink-wash-v1")
-    assert (network_name(corgi), network_name(ink)) == ("mochiCorgi_v2", "ink-wash-v1")  # the file's stem, or the id
+    assert (file_stem(corgi), file_stem(ink)) == ("mochiCorgi_v2", "ink-wash-v1")  # the file's stem, or the id
 
-    composition = Composition("mochicorgi in the rain, inkwash style", (Weighted(corgi, 0.8), Weighted(ink, -0.5)))
+    drawing = Drawing("mochicorgi in the rain, inkwash style", (Weighted(corgi, 0.8), Weighted(ink, -0.5)))
     params = GenerationParams(steps=12, guidance=6.5, seed=1234, width=64, height=96, negative_prompt="blurry")
     history = ImageHistory(tmp_path / "outputs")
     gallery = history.new_id()
-    path = history.save(gallery, Image.new("RGB", (64, 96)), composition.parameters(params, "sd-1.5", "DPM++ 2M"))
+    made = drawing.parameters(params, str(tmp_path / "v1-5-pruned"))
+    path = history.save(gallery, Image.new("RGB", (64, 96)), made)
 
     text = Image.open(path).info["parameters"]
     assert "<lora:mochiCorgi_v2:0.8> <lora:ink-wash-v1:-0.5>" in text and "Negative prompt: blurry" in text
@@ -121,13 +123,13 @@ def test_the_png_names_every_adapter_at_its_weight_and_gives_the_same_set_back(s
     read = history.parameters(gallery, f"/gradio_api/file=/tmp/gradio/abc/{path.name}")
     assert (read.seed, read.steps, read.cfg_scale, read.width, read.height) == (1234, 12, 6.5, 64, 96)
     back = from_parameters(read, repository)
-    assert back.prompt == composition.prompt and back.negative_prompt == "blurry"
+    assert back.prompt == drawing.prompt and read.negative_prompt == "blurry"
     assert [(u.id, u.weight) for u in back.uses] == [("mochi-corgi-v2", 0.8), ("ink-wash-v1", -0.5)]
 
     repository.remove("ink-wash-v1")
     assert [u.id for u in from_parameters(read, repository).uses] == ["mochi-corgi-v2"]  # what is left
     repository.remove("mochi-corgi-v2")
-    with pytest.raises(CompositionRefused):
+    with pytest.raises(DrawingRefused):
         from_parameters(read, repository)
 
 
@@ -142,7 +144,7 @@ def test_a_gallery_is_named_only_by_ids_it_drew_and_serves_only_its_own_images(t
         drawn = history.own_id(claimed)
         assert drawn != claimed and history.own_id(drawn) == drawn
 
-    parameters = Composition("a tok", (Weighted(CORGI),)).parameters(GenerationParams(), "sd-1.5")
+    parameters = Drawing("a tok", (Weighted(CORGI),)).parameters(GenerationParams(), "stable-diffusion-v1-5")
     saved = [history.save(mine, Image.new("RGB", (8, 8)), parameters) for _ in range(5)]
     other = history.save(theirs, Image.new("RGB", (8, 8)), parameters)
     assert history.images(mine) == saved[:1:-1]  # newest first, the oldest beyond three deleted
