@@ -7,9 +7,11 @@ character's through the chat's own search box, as a person adds one by hand."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from test_chat_app import CHROMIUM, app_url, browser, page, send  # noqa: F401 (the app and browser fixtures)
 
 from personalq.serving.png_parameters import read_parameters
@@ -40,6 +42,12 @@ def type_into(chat, selector: str, value: str) -> None:
     chat.press(selector, "Tab")
 
 
+def pixels(chat, index: int) -> Image.Image:
+    """The gallery's image at ``index`` (newest first), fetched the way the page fetches it."""
+    source = chat.locator("#history .thumbnail-item img").nth(index).get_attribute("src")
+    return Image.open(io.BytesIO(chat.request.get(source).body())).convert("RGB")
+
+
 def chip_names(chat) -> str:
     return " ".join(chat.locator("#chips [id$='-name']:visible").all_inner_texts())
 
@@ -47,6 +55,7 @@ def chip_names(chat) -> str:
 def test_two_checkpoints_a_strength_changed_and_the_png_names_both(chat, tmp_path):
     assert not chat.locator("#stop").is_visible()  # nothing is being drawn
     type_into(chat, "#steps input[type=number]", "4")
+    type_into(chat, "#seed input", "7")  # one seed: the images below differ by their checkpoints and strengths only
     send(chat, "teddy bear v2 on a beach")
     wait_for_gallery(chat, 1)
     assert "Teddybear bear v2" in chip_names(chat) and not chat.locator("#chip-1").is_visible()
@@ -68,6 +77,8 @@ def test_two_checkpoints_a_strength_changed_and_the_png_names_both(chat, tmp_pat
     wait_for_gallery(chat, 3)
     assert images_in_gallery(chat) == 3
     assert chat.locator("#chat .message").count() == said + 1  # the new image only
+    newest, before = (pixels(chat, i) for i in (0, 1))
+    assert newest.size == before.size and newest.tobytes() != before.tobytes()  # the strength changed the image
     labels = chat.locator("#chat img").evaluate_all("images => images.map(i => i.alt)")
     assert len(labels) >= 4 and all(labels), labels  # the card's preview and three images, each described
 
