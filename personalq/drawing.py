@@ -76,6 +76,11 @@ class Drawing:
     prompt: str
     uses: tuple[Weighted, ...]
 
+    def __hash__(self) -> int:
+        """By the prompt and the set's ids and weights (cards are not hashable): what Gradio compares to tell that
+        the drawing in a session's state changed."""
+        return hash((self.prompt, tuple((use.id, use.weight) for use in self.uses)))
+
     @property
     def base_model(self) -> str | None:
         return self.uses[0].checkpoint.base_model if self.uses else None

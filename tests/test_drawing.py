@@ -59,6 +59,7 @@ def test_a_strength_is_held_to_the_webui_range_on_the_slider_step():
     assert [u.weight for u in drawing.uses] == [1.0, 2.0] and drawing.prompt == corgi_in_ink().prompt
     with pytest.raises(DrawingRefused):
         corgi_in_ink().reweighted(2, 0.5)  # a chip for a checkpoint the set no longer has
+    assert hash(corgi_in_ink()) == hash(corgi_in_ink()) != hash(drawing)  # what tells Gradio the set changed
 
 
 def test_removing_a_checkpoint_takes_its_triggers_out_of_the_prompt():

@@ -57,22 +57,10 @@ ADVANCED_LINE = (
     "trigger-aware keeps the trigger words' cross-attention exact; float K/V keeps a float copy of those weights; "
     "the budget caps the memory of cached models."
 )
-# the outputs of every event that draws, in this order (the first five are the /chat endpoint's of old)
-DRAW_OUTPUTS = (
-    "history",
-    "state",
-    "image",
-    "stats",
-    "message",
-    "drawing",
-    "negative",
-    "size",
-    "stop",
-    "gallery",
-    "gallery_id",
-    "last_seed",
-)
-CHIP_PARTS = 3  # each chip's row, name and strength slider are outputs
+# the outputs of every event that draws, in this order: the /chat endpoint answers with the visible ones (the
+# conversation, the image, the readout, the message box) as it always has; the rest are states, whose changes
+# update the chips, the size presets and the negative prompt (:func:`_wire`), and the Stop button
+DRAW_OUTPUTS = ("history", "state", "image", "stats", "message", "drawing", "asked_negative", "last_seed", "stop")
 
 
 def _assistant(text: str, options: list[str] | None = None) -> dict:
@@ -108,13 +96,11 @@ def _stats(turn: Turn | None, generation_s: float | None, engine: Engine, progre
 
 
 def _out(**changes) -> tuple:
-    """One update of the drawing events' outputs (:data:`DRAW_OUTPUTS`, then the chips); what is not named stays
-    as it is."""
-    chips = changes.pop("chips", None) or [gr.skip()] * (CHIP_PARTS * MAX_USES)
+    """One update of the drawing events' outputs (:data:`DRAW_OUTPUTS`); what is not named stays as it is."""
     unknown = set(changes) - set(DRAW_OUTPUTS)
     if unknown:
         raise TypeError(f"not an output of the drawing events: {sorted(unknown)}")
-    return (*(changes.get(name, gr.skip()) for name in DRAW_OUTPUTS), *chips)
+    return tuple(changes.get(name, gr.skip()) for name in DRAW_OUTPUTS)
 
 
 def _chips(drawing: Drawing | None) -> list:
@@ -188,6 +174,8 @@ class _Callbacks:
     find: Callable
     reuse: Callable
     restore: Callable
+    show_drawing: Callable
+    show_gallery: Callable
     last_seed: Callable
 
 
@@ -264,7 +252,7 @@ def _callbacks(
             yield from failed(error, history, turn, writer)
             return
         started = time.perf_counter()
-        yield _out(stop=gr.Button(visible=True), gallery_id=gallery_id)
+        yield _out(stop=gr.Button(visible=True))
         try:
             if not engine.variant_is_stored(list(drawing.uses), precision, trigger_aware, float_kv):
                 history.append(_assistant(_preparing(precision, drawing.anchor.name)))
@@ -283,7 +271,6 @@ def _callbacks(
                         image=readable(frame.image),
                         stats=stats,
                         stop=gr.Button(visible=False),
-                        gallery=_gallery(images, gallery_id),
                         last_seed=params.seed,
                     )
                 elif frame.image is not None:
@@ -332,12 +319,9 @@ def _callbacks(
             return
         drawing = Drawing(turn.prompt or "", tuple(turn.uses or [Weighted(turn.checkpoint)]))
         negative = turn.negative_prompt or negative  # a request's own "negative: ..." wins over the box's
-        size_shown = gr.skip()
         try:
-            presets = size_presets(native_size(turn.checkpoint))
-            if size not in [value for _, value in presets]:  # a new base: its own sizes, its native square first
-                size = presets[0][1]
-            size_shown = gr.Dropdown(choices=presets, value=size)
+            if size not in [value for _, value in size_presets(native_size(turn.checkpoint))]:
+                size = ""  # a new base: drawn at its native square, and the box shows its presets (show_drawing)
         except CheckpointLoadError:
             pass  # said when it draws
         yield _out(
@@ -346,9 +330,7 @@ def _callbacks(
             stats=_stats(turn, None, engine),
             message="",
             drawing=drawing,
-            negative=negative,
-            size=size_shown,
-            chips=_chips(drawing),
+            asked_negative=turn.negative_prompt,
         )
         yield from draw(
             drawing,
@@ -415,7 +397,7 @@ def _callbacks(
             history.append(_assistant(f"I cannot change the image that way: {plain(str(error))}."))
             yield _out(history=history)
             return
-        yield _out(drawing=drawing, chips=_chips(drawing))
+        yield _out(drawing=drawing)
         yield from draw(drawing, history, *settings, may_write(is_admin, request))
 
     # the events that change the set and draw again share their inputs after the first: the conversation, the set,
@@ -547,9 +529,9 @@ def _callbacks(
         return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
     def reuse(evt: gr.SelectData, gallery_id: object):
-        """Put a gallery image's settings back: its prompt and checkpoints (the chips), negative prompt, seed, size,
-        steps and guidance; nothing is drawn until asked."""
-        unchanged = [gr.skip()] * (6 + CHIP_PARTS * MAX_USES)
+        """Put a gallery image's settings back: its prompt and checkpoints (the chips follow the drawing), negative
+        prompt, seed, size, steps and guidance; nothing is drawn until asked."""
+        unchanged = [gr.skip()] * 5
         parameters = images.parameters(images.own_id(gallery_id), _shown_file(evt.value))
         if parameters is None:
             return gr.skip(), "That image is not one of yours, or says nothing of how it was made.", *unchanged
@@ -557,23 +539,31 @@ def _callbacks(
             drawing = from_parameters(parameters, repository)
         except DrawingRefused as error:
             return gr.skip(), f"Cannot reuse that image: {plain(str(error))}.", *unchanged
-        shown = size_value(parameters.width, parameters.height)
-        try:
-            presets = size_presets(native_size(drawing.uses[0].checkpoint))
-        except CheckpointLoadError:  # its base is no longer configured: said when it draws
-            presets = []
-        if shown not in [value for _, value in presets]:
-            presets.append((shown, shown))
         return (
             drawing,
             f"Settings of the image drawn with seed {parameters.seed} are back: change them, or draw it again.",
             parameters.negative_prompt,
             parameters.seed,
-            gr.Dropdown(choices=presets, value=shown),
+            size_value(parameters.width, parameters.height),
             parameters.steps,
             parameters.cfg_scale,
-            *_chips(drawing),
         )
+
+    def show_drawing(drawing: Drawing | None, size: str):
+        """The chips of ``drawing`` and the size presets of its base (keeping ``size`` among them)."""
+        if not isinstance(drawing, Drawing) or not drawing.uses:
+            return *_chips(None), gr.skip()
+        try:
+            presets = size_presets(native_size(drawing.uses[0].checkpoint))
+        except CheckpointLoadError:  # its base is not configured: said when it draws
+            presets = []
+        values = [value for _, value in presets]
+        if size and size not in values:
+            presets.append((size, size))
+        return *_chips(drawing), gr.Dropdown(choices=presets, value=size or (values[0] if values else None))
+
+    def show_gallery(gallery_id: object):
+        return _gallery(images, images.own_id(gallery_id))
 
     def restore(gallery_id: object):
         """The visitor's gallery on page load: the id the browser keeps (a new one if it holds none of ours)."""
@@ -605,6 +595,8 @@ def _callbacks(
         find,
         reuse,
         restore,
+        show_drawing,
+        show_gallery,
         last_seed,
     )
 
@@ -671,6 +663,7 @@ class _Tab:
     gallery: gr.Gallery
     gallery_id: gr.BrowserState
     last_seed: gr.State
+    asked_negative: gr.State
 
     @property
     def draw_outputs(self) -> list:
@@ -681,15 +674,15 @@ class _Tab:
             "stats": self.stats,
             "message": self.message,
             "drawing": self.drawing,
-            "negative": self.negative,
-            "size": self.size,
-            "stop": self.stop,
-            "gallery": self.gallery,
-            "gallery_id": self.gallery_id,
+            "asked_negative": self.asked_negative,
             "last_seed": self.last_seed,
+            "stop": self.stop,
         }
-        chips = [part for chip in self.chips for part in (chip.row, chip.name, chip.strength)]
-        return [named[name] for name in DRAW_OUTPUTS] + chips
+        return [named[name] for name in DRAW_OUTPUTS]
+
+    @property
+    def chip_parts(self) -> list:
+        return [part for chip in self.chips for part in (chip.row, chip.name, chip.strength)]
 
 
 def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
@@ -698,6 +691,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
     state = gr.State(ChatState())  # deep-copied for every session, which then draws its own id (ChatState.begin)
     drawing = gr.State(None)  # the Drawing last drawn (or set from the gallery): what the chips edit
     last_seed = gr.State(None)
+    asked_negative = gr.State("")  # the negative prompt Check-in read from the last request
     gallery_id = gr.BrowserState("", storage_key="personalq-gallery")
     with gr.Row():
         with gr.Column(scale=3):
@@ -830,13 +824,14 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
         gallery,
         gallery_id,
         last_seed,
+        asked_negative,
     )
 
 
 def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
-    """Sending, option buttons, the chips, Add and Draw again draw (one generation at a time), Stop cancels them; a
-    click in the gallery puts that image's settings back; the memory readout follows the precision controls, and
-    releasing the budget slider sets the budget."""
+    """Sending, option buttons, the chips, Add and Draw again draw (one generation at a time), Stop cancels them,
+    the gallery takes each finished image; a click in the gallery puts that image's settings back; the memory readout
+    follows the precision controls, and releasing the budget slider sets the budget."""
     outputs = tab.draw_outputs
     settings = [*tab.controls, tab.gallery_id, admin]
     one_at_a_time = {"concurrency_id": GENERATION, "concurrency_limit": 1}
@@ -881,15 +876,23 @@ def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
                 **one_at_a_time,
             )
         )
+    for event in events:  # the finished image joins the gallery
+        event.then(callbacks.show_gallery, tab.gallery_id, tab.gallery, api_visibility="private")
     tab.stop.click(lambda: gr.Button(visible=False), None, tab.stop, cancels=events, api_visibility="private")
+    # the chips and the size presets follow the set drawn; a request's own negative prompt fills its box
+    tab.drawing.change(
+        callbacks.show_drawing, [tab.drawing, tab.size], [*tab.chip_parts, tab.size], api_visibility="private"
+    )
+    tab.asked_negative.change(
+        lambda asked: asked or gr.skip(), tab.asked_negative, tab.negative, api_visibility="private"
+    )
     tab.search.submit(callbacks.find, [tab.search, tab.drawing], tab.found, api_visibility="private")
     tab.random_seed.click(lambda: RANDOM_SEED, None, tab.seed, api_visibility="private")
     tab.reuse_seed.click(callbacks.last_seed, tab.last_seed, tab.seed, api_visibility="private")
-    chips = [part for chip in tab.chips for part in (chip.row, chip.name, chip.strength)]
     tab.gallery.select(
         callbacks.reuse,
         [tab.gallery_id],
-        [tab.drawing, tab.note, tab.negative, tab.seed, tab.size, tab.steps, tab.guidance, *chips],
+        [tab.drawing, tab.note, tab.negative, tab.seed, tab.size, tab.steps, tab.guidance],
         api_visibility="private",
     )
     for control in tab.readout_inputs:
