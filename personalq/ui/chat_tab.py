@@ -319,11 +319,6 @@ def _callbacks(
             return
         drawing = Drawing(turn.prompt or "", tuple(turn.uses or [Weighted(turn.checkpoint)]))
         negative = turn.negative_prompt or negative  # a request's own "negative: ..." wins over the box's
-        try:
-            if size not in [value for _, value in size_presets(native_size(turn.checkpoint))]:
-                size = ""  # a new base: drawn at its native square, and the box shows its presets (show_drawing)
-        except CheckpointLoadError:
-            pass  # said when it draws
         yield _out(
             history=history,
             state=state,
