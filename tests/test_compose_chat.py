@@ -2,8 +2,8 @@
 a strength changed and the image drawn again without Check-in, the visitor's gallery across a reload, and the
 downloaded PNG naming every adapter at its weight in the WebUI's ``parameters`` chunk.
 
-Check-in selects one checkpoint per request until its composition lands, so the style's checkpoint joins the
-character's through the chat's own search box, as a person adds one by hand."""
+The demo zoo's cards say no role (character, style), so Check-in picks one checkpoint per request there; the
+second joins through the chat's own search box, as a person adds one by hand."""
 
 from __future__ import annotations
 

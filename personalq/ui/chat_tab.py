@@ -735,8 +735,8 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
             )
             with gr.Row(equal_height=True):
                 seed = gr.Number(RANDOM_SEED, label="Seed (-1: random)", precision=0, minimum=-1, elem_id="seed")
-                random_seed = gr.Button("Random", elem_id="seed-random", size="sm")
-                reuse_seed = gr.Button("Reuse last seed", elem_id="seed-reuse", size="sm")
+                random_seed = gr.Button("Random", elem_id="seed-random", size="sm", scale=0, min_width=90)
+                reuse_seed = gr.Button("Reuse last seed", elem_id="seed-reuse", size="sm", scale=0, min_width=130)
             # the presets of the base the image is drawn on, from its first image; before that its native square. Any
             # "W x H" is read and checked when it draws (what the API sends)
             size = gr.Dropdown(
