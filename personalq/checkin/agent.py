@@ -117,7 +117,7 @@ def _network(tag: re.Match) -> str:
     picture."""
     name = tag.group("name").replace("_", " ").strip()
     weight = (tag.group("weight") or "").strip()
-    strength = f" at {weight}" if re.fullmatch(r"-?\d*\.?\d+", weight) else ""
+    strength = f" at {float(weight):.2f}" if re.fullmatch(r"-?\d*\.?\d+", weight) else ""
     return f", {name} lora{strength}, "
 
 
@@ -181,7 +181,7 @@ class CheckIn:
         self.cache.refresh()
         intent, reference = self._understand(query, now)
         ranking = retrieve(self.cache, intent, reference)
-        composition = compose(self.cache, intent, reference, ranking, self._decide) if reference.words else None
+        composition = compose(self.cache, intent, reference, self._decide) if reference.words else None
         if composition is not None:
             result = self._finish_composition(query, now, intent, reference, composition, negative)
         else:
@@ -488,7 +488,10 @@ class CheckIn:
         for positions, card in named:
             part = reference.with_phrase(positions)
             cuts += [span for span in naming_spans(part, card) if not overlaps(span, intent.style_spans)]
-            slots.append(min(reference.spans[k][0] for k in positions))
+            start, end = min(reference.spans[k][0] for k in positions), max(reference.spans[k][1] for k in positions)
+            if not overlaps((start, end), intent.style_spans):
+                cuts.append((start, end))  # a name joined by a connector goes whole ("simple light and shadow")
+            slots.append(start)
         text = prompt_text(intent, cuts, slots)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)

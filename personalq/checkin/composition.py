@@ -25,6 +25,8 @@ from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, WeightedId
 
+# what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
+_JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
@@ -93,8 +95,8 @@ def _span(reference: Reference, words: set[int]) -> tuple[int, int]:
 
 
 def marked_parts(text: str, reference: Reference) -> list[set[int]]:
-    """The request's marked words split where a kind word, a comma or a connector stands between two names,
-    with the opening noun phrase first when the request marks a phrase after it."""
+    """The request's marked words split where a kind word, a comma or a connector stands between two names, and
+    the names it lists beside them unmarked, in the request's order."""
     groups: list[set[int]] = []
     for k in sorted(reference.phrase):
         if groups:
@@ -104,9 +106,8 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
                 groups[-1].add(k)
                 continue
         groups.append({k})
-    if reference.opening:
-        groups.insert(0, set(reference.opening))
-    return groups
+    groups += [set(names) for names in reference.listed]
+    return sorted(groups, key=min)
 
 
 def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
@@ -124,9 +125,10 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
     index = cache.index()
     reference = ranking.reference
     rare = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in words)
-    if not rare or not ranking.candidates or ranking.candidates[0].coverage < HEAD_COVERAGE:
+    best = next((r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE), None)
+    if not rare or best is None:
         return False
-    card = ranking.candidates[0].card
+    card = best.card
     # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
     # describes the training images
     called = card_fields(card)["name"] | (field_tokens(card.triggers[0]) if card.triggers else set())
@@ -180,13 +182,27 @@ def _strengths(intent: Intent, spans: list[tuple[int, int]]) -> list[float | Non
     return weights
 
 
-def _one_model(single: Ranking, parts: list[set[int]]) -> bool:
-    """Does one card answer to the words of two parts at once ("tom and jerry lora")?"""
-    for r in single.candidates[:5]:
-        touched = sum(1 for words in parts if r.matched & words)
-        if touched >= 2 and r.coverage >= ONE_MODEL_COVERAGE:
-            return True
-    return False
+def _joined_names(cache: CardCache, text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
+    """Neighbouring names with only a connector between them are one when a card is called by both together
+    ("simple light and shadow", "tom and jerry")."""
+    index = cache.index()
+    joined: list[set[int]] = []
+    for words in groups:
+        if joined:
+            between = reference.spans[max(joined[-1])][1], reference.spans[min(words)][0]
+            union = joined[-1] | words
+            if _JOINING.fullmatch(text[between[0] : between[1]]):
+                evidence = index.score(reference.with_phrase(union).words, union)
+                both = [
+                    i
+                    for i, found in evidence.matched.items()
+                    if found & joined[-1] and found & words and evidence.coverage[i] >= ONE_MODEL_COVERAGE
+                ]
+                if both:
+                    joined[-1] = union
+                    continue
+        joined.append(set(words))
+    return joined
 
 
 _MODEL_WORDS = re.compile(
@@ -202,14 +218,21 @@ def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
     return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]))
 
 
-def _same_model(parts: list[Part]) -> bool:
-    """Do two parts name the same model: a family among the candidates each part's words name?"""
-    families = [
-        {r.card.family or r.card.id for r in p.ranking.candidates if r.coverage >= MIN_COVERAGE}
-        | {c.family or c.id for c in p.decision.remaining}
-        for p in parts
-    ]
-    return any(families[i] & families[j] for i in range(len(parts)) for j in range(i + 1, len(parts)))
+def _families(part: Part) -> set[str]:
+    """The models a part's words name: its decision's and every candidate its words cover."""
+    return {r.card.family or r.card.id for r in part.ranking.candidates if r.coverage >= MIN_COVERAGE} | {
+        c.family or c.id for c in part.decision.remaining
+    }
+
+
+def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:
+    """Parts that name the same model are one ("specter, ..., <lora:arknights_specter:0.8>"; "corgi in sketch
+    style" of a corgi LoRA with a sketch version): the marked one stays, else the first."""
+    kept: list[Part] = []
+    for part in sorted(parts, key=lambda p: not p.words <= reference.phrase):
+        if not any(_families(part) & _families(other) for other in kept):
+            kept.append(part)
+    return sorted(kept, key=lambda p: min(p.words))
 
 
 def _refusal(decided: list[Part]) -> str:
@@ -253,13 +276,17 @@ def compose(
     cache: CardCache,
     intent: Intent,
     reference: Reference,
-    single: Ranking,
     decide: Callable[[Intent, Ranking], Decision],
 ) -> Composition | None:
     """The parts of a request that names two or more models, each decided; None when it names one (the single
     pick's path then stands)."""
+    if reference.unspaced:
+        return None  # a phrase in a script without spaces is read in character pairs, which name no parts
     groups = marked_parts(intent.text, reference)
-    if len(groups) < 2 or _one_model(single, groups):
+    if len(groups) < 2:
+        return None
+    groups = _joined_names(cache, intent.text, reference, groups)
+    if len(groups) < 2:
         return None
     spans = [_span(reference, words) for words in groups]
     owner = _owner(intent, spans)
@@ -268,14 +295,12 @@ def compose(
     for i, words in enumerate(groups):
         scoped = _scoped(intent, i == owner)
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
-        opening = bool(reference.opening) and i == 0
-        if opening and not _names_model(cache, ranking, words):
-            continue  # the picture's subject, not a model's name
+        if not words <= reference.phrase and not _names_model(cache, ranking, words):
+            continue  # listed unmarked, and no model is called so: the picture's subject
         parts.append(Part(words, ranking, decide(scoped, ranking), weights[i]))
     if len(parts) < 2:
         return None
-    if _same_model(parts):
-        return None  # one model named twice ("corgi in sketch style" of a corgi LoRA with a sketch version)
+    parts = _one_part_per_model(parts, reference)
     # a part nothing fits is a model the repository lacks when the request calls it one ("my ghibli lora"); "in
     # sketch style" with no sketch-style model is how to draw the picture
     parts = [p for p in parts if p.decision.status != "no_match" or _called_a_model(intent.text, reference, p.words)]

@@ -119,9 +119,9 @@ class Reference:
     makers: list[QueryWord] = field(default_factory=list)  # creators said ("h_madoka's nahida", "by zakp")
     head: set[int] = field(default_factory=set)  # the words before the scene begins ("toph" of "toph bending ...")
     series: set[int] = field(default_factory=set)  # the words after "from" that say where the head is from
-    # the noun phrase the request opens with when it also marks a phrase elsewhere ("hu tao" of "hu tao in my
-    # ghibli background lora"): a second model's name only where a card is called by it (composition)
-    opening: set[int] = field(default_factory=set)
+    # names listed beside the marked ones, unmarked ("malenia" of "malenia with the claymation lora", both of
+    # "kcutetanks and cosmic landscapes, ..."): another model's name only where a card is called by it (composition)
+    listed: list[set[int]] = field(default_factory=list)
 
     @property
     def has_phrase(self) -> bool:
@@ -294,12 +294,14 @@ def read_reference(
     run_to_words: dict[int, list[int]] = defaultdict(list)
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
-    head_runs, series_runs = _head(text, runs, lowered, boundary_between)
+    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
     head_runs -= makers
-    opening_runs = set() if not phrase or head_runs & (phrase | markers) else head_runs
-    head_runs, series_runs = (set(), set()) if phrase else (head_runs, series_runs)
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
-    opening = {k for i in opening_runs for k in run_to_words.get(i, ())}
+    listed = [
+        found
+        for names in _listed(text, runs, lowered, phrase | markers | makers)
+        if (found := {k for i in names for k in run_to_words.get(i, ())})
+    ]
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
     phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
@@ -326,7 +328,7 @@ def read_reference(
         makers=maker_words,
         head=head,
         series=series,
-        opening=opening,
+        listed=listed,
     )
 
 
@@ -338,6 +340,68 @@ def _opens_scene(word: str, following: str = "") -> bool:
         or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
     )
+
+
+_LISTING = frozenset("and with w plus using und mit et avec y con".split())  # between names listed together
+_AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
+_LIST_MARK = re.compile(r"[,+&;]|\bw/")
+
+
+def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list[set[int]]:
+    """The names a request lists beside the ones it marks, before its picture: "malenia" of "malenia with the
+    claymation lora", "tatsumaki + my stained glass lora", both of "kcutetanks and cosmic landscapes, a tank ...".
+    Each starts after a connector and runs to the next one; the list ends at its last kind word (at its first
+    clause when it says none, and then only "and" lists: "lilo with butterfly wings" is Lilo) and where the scene
+    begins ("fox statue at a shrine gate, swingwings shrine lora": the statue is the picture). Words in a script
+    written without spaces are left to the marked phrase."""
+    kinds = [i for i in marked if lowered[i] in KIND_WORDS]
+    listing = _LISTING if kinds else _AND
+    end = max(kinds) if kinds else next((i for i in range(1, len(runs)) if _break(text, runs, i)), len(runs))
+
+    def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a kind word, or "in my <marked>"
+        if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
+            return True
+        if _LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]):
+            return True
+        return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
+
+    names: list[set[int]] = []
+    i = 0
+    while i < end:
+        while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing):
+            i += 1
+        if i < end and lowered[i] in _INDEFINITE:  # "a knight with ...": the picture, to the next connector
+            i += 1
+            while i < end and not joins(i):
+                i += 1
+            continue
+        j, taken = i, set()
+        while (
+            j < end
+            and lowered[j] not in KIND_WORDS
+            and lowered[j] not in _LISTING
+            and lowered[j] not in _ORIGIN
+            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and not (taken and (_LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]) or _break(text, runs, j)))
+        ):
+            taken.add(j)
+            j += 1
+        if not taken:
+            if i < end and not (lowered[i] in KIND_WORDS or joins(i)):
+                break  # the scene began
+            i += 1
+            continue
+        if not joins(j):
+            break  # the scene began after this name: it is the picture's subject
+        if not taken & marked and not any(is_unspaced(lowered[k]) for k in taken):
+            names.append(taken)
+        i = j + 1 if j < end and (lowered[j] in listing or lowered[j] in KIND_WORDS) else j
+    return names
+
+
+def _break(text: str, runs: list, j: int) -> bool:
+    """Does a clause break stand before run ``j``?"""
+    return j > 0 and bool(_CLAUSE_BREAK.search(text[runs[j - 1][1] : runs[j][0]]))
 
 
 def _head(
