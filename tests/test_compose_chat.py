@@ -20,7 +20,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
 ]
-TIMEOUT = 90_000
+TIMEOUT = 180_000  # the first image loads the base; two shared cores under load
 
 
 @pytest.fixture

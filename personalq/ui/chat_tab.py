@@ -151,7 +151,7 @@ def build_chat_tab(
     warmup: Warmup | None = None,
 ):
     """The tab's components and events; returns the memory readout with its inputs and output, and the other
-    (handler, inputs, outputs) the page runs on load (the visitor's gallery, the size presets)."""
+    (handler, inputs, outputs) the page runs on load (the visitor's gallery)."""
     callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access, warmup)
     tab = _layout(engine, access, backend)
     _wire(tab, callbacks, admin)
