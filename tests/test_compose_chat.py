@@ -42,10 +42,14 @@ def type_into(chat, selector: str, value: str) -> None:
     chat.press(selector, "Tab")
 
 
-def pixels(chat, index: int) -> Image.Image:
+def served(chat, index: int) -> bytes:
     """The gallery's image at ``index`` (newest first), fetched the way the page fetches it."""
     source = chat.locator("#history .thumbnail-item img").nth(index).get_attribute("src")
-    return Image.open(io.BytesIO(chat.request.get(source).body())).convert("RGB")
+    return chat.request.get(source).body()
+
+
+def pixels(chat, index: int) -> Image.Image:
+    return Image.open(io.BytesIO(served(chat, index))).convert("RGB")
 
 
 def chip_names(chat) -> str:
@@ -94,6 +98,17 @@ def test_two_checkpoints_a_strength_changed_and_the_png_names_both(chat, tmp_pat
     assert "<teddybear-v2>" in parameters.prompt and "<doodle-v1>" in parameters.prompt
     assert (parameters.steps, parameters.width, parameters.height) == (4, 64, 64)
     assert chat.input_value("#seed input") == str(parameters.seed)  # the click put its settings back
+
+    # the style removed: its trigger leaves the prompt, and the image is drawn with the character alone
+    chat.keyboard.press("Escape")  # out of the gallery's preview
+    chat.click("#chip-1-remove")
+    wait_for_gallery(chat, 4)
+    assert not chat.locator("#chip-1").is_visible()
+    newest = tmp_path / "newest.png"
+    newest.write_bytes(served(chat, 0))
+    alone = read_parameters(newest)
+    assert [(n.name, n.weight) for n in alone.networks] == [("teddybear-v2", 0.55)]
+    assert "<doodle-v1>" not in alone.prompt and "<teddybear-v2>" in alone.prompt
 
 
 def test_the_gallery_survives_a_reload_and_an_image_gives_its_settings_back(chat):
