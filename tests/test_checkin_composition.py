@@ -74,8 +74,7 @@ def test_webui_network_tags_name_the_set_and_a_negative_prompt_is_split_off(chec
     result = checkin.ask("<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW)
     assert _set(result) == [("lyra", 0.8), ("inkwash", 0.45)]
     assert result.negative_prompt == "blurry, lowres"
-    assert "lora" not in result.prompt and "<" not in result.prompt and "blurry" not in result.prompt
-    assert result.prompt.endswith("a girl by a lake")
+    assert result.prompt == "lyravenn, a girl by a lake, in inkwash style"
     assert result.contract()["checkpoints"] == [
         {"checkpoint_id": "lyra", "weight": 0.8, "role": "subject"},
         {"checkpoint_id": "inkwash", "weight": 0.45, "role": "style"},
@@ -120,3 +119,28 @@ def test_a_named_model_the_repository_lacks_is_an_honest_no_match(checkin):
 def test_a_negative_prompt_alone_is_no_request(checkin):
     with pytest.raises(InvalidRequest):
         checkin.ask("negative: blurry", NOW)
+
+
+def test_each_webui_tag_is_found_on_its_own(checkin):
+    result = checkin.ask("<lora:lyra_venn:0.7> <lora:film_grain_detail:0.3>, a portrait at dusk", NOW)
+    assert _set(result) == [("lyra", 0.7), ("grain", 0.3)]
+    assert result.prompt == "lyravenn, filmgrain, a portrait at dusk"
+    result = checkin.ask("<lora:lyra_venn:0.7> <lora:quokka_zzz:0.3>, a portrait at dusk", NOW)
+    assert result.status == "no_match" and "quokka zzz" in result.reason
+
+
+def test_strengths_are_read_where_they_are_said():
+    from personalq.checkin.strength import read_strengths
+
+    def weights(text):
+        return [s.weight for s in read_strengths(text)]
+
+    assert weights("the ink lora at 0.6, in a park") == [0.6]
+    assert weights("style at 70%, weight 0.8, 0.5 strength") == [0.7, 0.8, 0.5]
+    assert weights("crystal skull lora 0.8 and the backlighting lora .5") == [0.8, 0.5]
+    assert weights("lihua cat lora 0.75, hairdetailer 0.4, a cat napping") == [0.75, 0.4]
+    assert weights("set the detail lora to 0.3") == [0.3]
+    assert [s.forward for s in read_strengths("a little of the grain lora")] == [True]
+    assert weights("at half strength") == [0.5]
+    # times, counts, versions and sizes are no strengths
+    assert weights("at 3 pm, at 1, neon lora 1.5, v0.6, a 0.5m cat, go to 3 places") == []

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.composition import Composition, compose, role_of
+from personalq.checkin.composition import Composition, Part, compose, role_of
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
@@ -40,7 +40,7 @@ from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
-from personalq.repository.weighted import DEFAULT_WEIGHT, WeightedId
+from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, WeightedId
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
@@ -129,10 +129,25 @@ def split_negative(text: str) -> tuple[str, str]:
     return text[: m.start()].strip(" ,;"), " ".join(m.group("negative").split()).strip(" ,;)")
 
 
+def network_tags(text: str) -> tuple[str, list[tuple[str, float | None]]]:
+    """A request's WebUI tags: two or more are taken out and returned as (file name, weight), each to be found on
+    its own (a tag's name is one name, "sitting_backwards_on_chair"); one is read in place as "NAME lora"."""
+    tags = list(_WEBUI_NETWORK.finditer(text))
+    if len(tags) < 2:
+        return _WEBUI_NETWORK.sub(_network, text), []
+    found = []
+    for tag in tags:
+        weight = (tag.group("weight") or "").strip()
+        value = float(weight) if re.fullmatch(r"-?\d*\.?\d+", weight) else None
+        found.append(
+            (tag.group("name").strip(), value if value is None or MIN_WEIGHT <= value <= MAX_WEIGHT else None)
+        )
+    return _WEBUI_NETWORK.sub(" , ", text), found
+
+
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
-    text = _WEBUI_NETWORK.sub(_network, text)
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
@@ -177,14 +192,17 @@ class CheckIn:
             raise InvalidRequest(
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
             )
+        query, tags = network_tags(query)
+        query = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,")
         now = now or dt.datetime.now()
         self.cache.refresh()
         intent, reference = self._understand(query, now)
-        ranking = retrieve(self.cache, intent, reference)
-        composition = compose(self.cache, intent, reference, self._decide) if reference.words else None
+        tagged = [self._tag_part(name, weight, now) for name, weight in tags]
+        composition = compose(self.cache, intent, reference, self._decide, tagged)
         if composition is not None:
             result = self._finish_composition(query, now, intent, reference, composition, negative)
         else:
+            ranking = retrieve(self.cache, intent, reference)
             decision = self._decide(intent, ranking)
             scores = {r.card.id: r.total for r in ranking.candidates}
             said = intent.strengths[0].weight if intent.strengths else None
@@ -206,7 +224,7 @@ class CheckIn:
         """Continue a clarification: an option's label or position, or free text that narrows the candidates
         ("the heavy one", "v2", "the newest", "the one by konyconi")."""
         started = time.perf_counter()
-        text = _clean(text)
+        text = network_tags(_clean(text))[0]
         row, state = self.store.load(session_id)
         self.cache.refresh()
         remaining = self.cache.get_many(state.candidate_ids)
@@ -405,6 +423,14 @@ class CheckIn:
         state = SessionState(prompt="", candidate_ids=[], options=[], scores=scores, negative=negative, parts=parts)
         return self._composed(query, now, state, None, intent, reading=(intent, reference))
 
+    def _tag_part(self, name: str, weight: float | None, now: dt.datetime) -> Part:
+        """The checkpoint a WebUI tag names: the one whose weights file it names, else one called by it."""
+        files = self.cache.index().by_file_stem.get(name.casefold(), [])
+        intent, reference = self._understand(f"{name.replace('_', ' ')} lora", now)
+        ranking = retrieve(self.cache, intent, reference)
+        decision = Decision("selected", files[:1]) if len(files) == 1 else self._decide(intent, ranking)
+        return Part(set(), ranking, decision, weight, name=name)
+
     def _answer_part(
         self,
         query: str,
@@ -486,6 +512,9 @@ class CheckIn:
         cuts: list[tuple[int, int]] = []
         slots: list[int] = []
         for positions, card in named:
+            if not positions:  # named by a WebUI tag, taken out of the text: its trigger goes in front
+                slots.append(-1)
+                continue
             part = reference.with_phrase(positions)
             cuts += [span for span in naming_spans(part, card) if not overlaps(span, intent.style_spans)]
             start, end = min(reference.spans[k][0] for k in positions), max(reference.spans[k][1] for k in positions)
@@ -495,7 +524,7 @@ class CheckIn:
         text = prompt_text(intent, cuts, slots)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
-        for mark, (_, card) in zip(SLOTS, named):
+        for mark, (_, card) in reversed(list(zip(SLOTS, named))):  # a trigger with no place goes in front
             text = rewrite_prompt(text, card, request=query, mark=mark)
         return SLOT_RANGE.sub("", text).strip(" ,")
 

@@ -54,10 +54,11 @@ class Part:
     ranking: Ranking
     decision: Decision
     weight: float | None = None  # said in the request ("at 0.6"), else the default
+    name: str = ""  # a WebUI tag's file name: the part has no words in the request's text
 
     def label(self) -> str:
         words = self.ranking.reference.words
-        return " ".join(words[k].forms[0] for k in sorted(self.words))
+        return self.name or " ".join(words[k].forms[0] for k in sorted(self.words))
 
 
 @dataclass
@@ -232,7 +233,7 @@ def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:
     for part in sorted(parts, key=lambda p: not p.words <= reference.phrase):
         if not any(_families(part) & _families(other) for other in kept):
             kept.append(part)
-    return sorted(kept, key=lambda p: min(p.words))
+    return sorted(kept, key=lambda p: min(p.words, default=len(reference.words)))
 
 
 def _refusal(decided: list[Part]) -> str:
@@ -277,16 +278,15 @@ def compose(
     intent: Intent,
     reference: Reference,
     decide: Callable[[Intent, Ranking], Decision],
+    tagged: list[Part] = (),
 ) -> Composition | None:
-    """The parts of a request that names two or more models, each decided; None when it names one (the single
-    pick's path then stands)."""
-    if reference.unspaced:
-        return None  # a phrase in a script without spaces is read in character pairs, which name no parts
-    groups = marked_parts(intent.text, reference)
-    if len(groups) < 2:
+    """The parts of a request that names two or more models, each decided, with the ``tagged`` parts its WebUI
+    tags named; None when it names one (the single pick's path then stands)."""
+    groups = [] if reference.unspaced else marked_parts(intent.text, reference)  # pairs of CJK name no parts
+    if len(groups) + len(tagged) < 2:
         return None
     groups = _joined_names(cache, intent.text, reference, groups)
-    if len(groups) < 2:
+    if len(groups) + len(tagged) < 2:
         return None
     spans = [_span(reference, words) for words in groups]
     owner = _owner(intent, spans)
@@ -298,12 +298,17 @@ def compose(
         if not words <= reference.phrase and not _names_model(cache, ranking, words):
             continue  # listed unmarked, and no model is called so: the picture's subject
         parts.append(Part(words, ranking, decide(scoped, ranking), weights[i]))
+    parts += tagged
     if len(parts) < 2:
         return None
     parts = _one_part_per_model(parts, reference)
     # a part nothing fits is a model the repository lacks when the request calls it one ("my ghibli lora"); "in
     # sketch style" with no sketch-style model is how to draw the picture
-    parts = [p for p in parts if p.decision.status != "no_match" or _called_a_model(intent.text, reference, p.words)]
+    parts = [
+        p
+        for p in parts
+        if p.decision.status != "no_match" or not p.words or _called_a_model(intent.text, reference, p.words)
+    ]
     found = [p for p in parts if p.decision.status != "no_match"]
     if len(parts) < 2 or not found:
         return None

@@ -21,6 +21,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -117,6 +118,11 @@ class SelectionIndex:
     def __init__(self, cards: list[StoredCheckpoint]):
         self.cards = cards
         self.position = {c.id: i for i, c in enumerate(cards)}
+        # a WebUI tag names its file: "<lora:mochi_corgi_v2:0.8>" is the card whose weights are mochi_corgi_v2.*
+        self.by_file_stem: dict[str, list[StoredCheckpoint]] = defaultdict(list)
+        for card in cards:
+            if card.weights:
+                self.by_file_stem[PurePath(card.weights).stem.casefold()].append(card)
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         self._creators = set().union(*(fields["creator"] for fields in per_card))

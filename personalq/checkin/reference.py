@@ -345,30 +345,37 @@ def _opens_scene(word: str, following: str = "") -> bool:
 _LISTING = frozenset("and with w plus using und mit et avec y con".split())  # between names listed together
 _AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
 _LIST_MARK = re.compile(r"[,+&;]|\bw/")
+_FILE_LIKE = re.compile(r"[^\W_][_-][^\W_]|\d|[a-z][A-Z]")  # joined parts, digits, inner capitals
 
 
 def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list[set[int]]:
     """The names a request lists beside the ones it marks, before its picture: "malenia" of "malenia with the
     claymation lora", "tatsumaki + my stained glass lora", both of "kcutetanks and cosmic landscapes, a tank ...".
-    Each starts after a connector and runs to the next one; the list ends at its last kind word (at its first
-    clause when it says none, and then only "and" lists: "lilo with butterfly wings" is Lilo) and where the scene
-    begins ("fox statue at a shrine gate, swingwings shrine lora": the statue is the picture). Words in a script
-    written without spaces are left to the marked phrase."""
+    Each starts after a connector and runs to the next one, "from" and its series included ("freya from danmachi
+    with the mononoke lora"); the list ends where the scene begins ("fox statue at a shrine gate, swingwings shrine
+    lora": the statue is the picture). A request that marks no name lists with "and" only, in its first clause,
+    and "with" only before a file's name ("malenia with epi_noiseoffset"; "lilo with butterfly wings" is Lilo).
+    Words in a script written without spaces are left to the marked phrase."""
     kinds = [i for i in marked if lowered[i] in KIND_WORDS]
     listing = _LISTING if kinds else _AND
-    end = max(kinds) if kinds else next((i for i in range(1, len(runs)) if _break(text, runs, i)), len(runs))
+    end = len(runs) if kinds else next((i for i in range(1, len(runs)) if _break(text, runs, i)), len(runs))
 
-    def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a kind word, or "in my <marked>"
-        if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
+    def file_name(j: int) -> bool:  # "epi_noiseoffset", "kohaku-XL", "lora4cats": a file's name, not a word
+        return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 1]))
+
+    def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a clause break, a kind word
+        if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS or _break(text, runs, j):
             return True
         if _LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]):
             return True
+        if not kinds and lowered[j] == "with":
+            return file_name(j + 1) or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
         return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
 
     names: list[set[int]] = []
     i = 0
     while i < end:
-        while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing):
+        while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing or lowered[i] == "with"):
             i += 1
         if i < end and lowered[i] in _INDEFINITE:  # "a knight with ...": the picture, to the next connector
             i += 1
@@ -380,8 +387,10 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
             j < end
             and lowered[j] not in KIND_WORDS
             and lowered[j] not in _LISTING
-            and lowered[j] not in _ORIGIN
-            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and (lowered[j] not in _ORIGIN or taken)
+            and not (
+                lowered[j] not in _ORIGIN and _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            )
             and not (taken and (_LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]) or _break(text, runs, j)))
         ):
             taken.add(j)

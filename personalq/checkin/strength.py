@@ -23,10 +23,11 @@ _AFTER = re.compile(
     r"(?![\w.])"
 )
 # words for a strength: "a little of" before the name, "at half strength" after it
-# a decimal right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8"
-_AFTER_KIND = re.compile(
-    r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]?\s*(?P<n>\d?\.\d+|[01]\.\d+|[012])(?![\w.%])"
-)
+# a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8" ("lora 1.5" is
+# more often a version)
+_AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]?\s*(?P<n>0?\.\d+)(?![\w.%])")
+# a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping"
+_IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|$)|\s+(?:and|with|plus)\b)")
 _LITTLE = re.compile(
     r"(?i)\b(?:just\s+)?(?:a\s+)?(?:little\s+(?:bit\s+)?|bit\s+|touch\s+|hint\s+|dash\s+|tiny\s+bit\s+)of\b"
 )
@@ -67,12 +68,9 @@ def read_strengths(text: str) -> list[Strength]:
         value = _value(number, percent)
         if value is not None:
             found.append(Strength(m.span(), value))
-    for m in _AFTER_KIND.finditer(text):
-        number = m.group("n")
-        if "." in number and not any(m.start("n") < s.span[1] and s.span[0] < m.end() for s in found):
-            value = _value(number, False)
-            if value is not None:
-                found.append(Strength(m.span("n"), value))
+    for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text)]:
+        if not any(m.start("n") < s.span[1] and s.span[0] < m.end() for s in found):
+            found.append(Strength(m.span("n"), float(m.group("n"))))
     for pattern, value, forward in ((_LITTLE, LITTLE, True), (_HALF, 0.5, False), (_FULL, 1.0, False)):
         for m in pattern.finditer(text):
             if not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
