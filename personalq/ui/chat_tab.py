@@ -775,6 +775,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
         label="Your images (newest first): click one to reuse its settings",
         elem_id="history",
         columns=8,
+        fit_columns=False,  # a few images stay thumbnails rather than filling the row
         height=260,
         allow_preview=True,
         buttons=["download"],
