@@ -27,7 +27,7 @@ def test_app_serves_the_repository_page(settings, tmp_path):
         client = Client(app.local_url, verbose=False)
         table, _gallery, count = client.predict("", "", "", api_name="/browse")
         assert count == "1 checkpoints"
-        assert [row[:2] for row in table["data"]] == [["bear-v4", "Teddy bear v4"]]
+        assert [row[1:3] for row in table["data"]] == [["bear-v4", "Teddy bear v4"]]  # after the thumbnail
         assert client.predict("teddy", "", "", api_name="/browse")[2] == "1 checkpoints"
         assert client.predict("corgi", "", "", api_name="/browse")[2] == "0 checkpoints"
     finally:

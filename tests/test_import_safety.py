@@ -240,3 +240,16 @@ def test_an_entry_the_database_refuses_leaves_nothing_behind(repository, tmp_pat
         assert sorted(set(session.scalars(select(CheckpointTerm.checkpoint_id)))) == ["w-kept", "x-kept"]
         assert sorted(session.scalars(select(Checkpoint.id))) == ["w-kept", "x-kept"]
     assert sorted(repository.dense.fingerprints()) == ["w-kept", "x-kept"]
+
+
+def test_a_link_to_a_sibling_folder_sharing_the_name_prefix_is_refused(repository, tmp_path):
+    """``repo-private`` starts with the text of ``repo``: the inside check compares whole folder names."""
+    from factories import write_kohya_lora
+
+    secret = write_kohya_lora(tmp_path / "repo-private" / "secret.safetensors")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "looks_local.safetensors").symlink_to(secret)
+    report = repository.import_paths([tmp_path / "repo"])
+    (outcome,) = report.outcomes
+    assert outcome.status == "error" and "outside the imported folder" in outcome.message, outcome
+    assert repository.count() == 0

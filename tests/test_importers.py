@@ -161,7 +161,8 @@ def test_reimport_is_idempotent_and_identity_is_the_weights(repository, tmp_path
     copy = tmp_path / "b" / "bear_v2.safetensors"
     copy.parent.mkdir()
     shutil.copy(path, copy)
-    assert repository.import_paths([copy]).count("unchanged") == 1  # same bytes elsewhere: the same checkpoint
+    report = repository.import_paths([copy])  # same bytes elsewhere: the same checkpoint, and a copy of it
+    assert report.count("duplicate") == 1 and "duplicate of bear-v2" in report.outcomes[0].message
     assert repository.count() == 1
 
 

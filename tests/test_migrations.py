@@ -7,12 +7,12 @@ def test_upgrade_from_an_empty_database(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'empty.sqlite'}")
     assert current_revision(engine) is None
     upgrade(engine)
-    assert current_revision(engine) == "0006"
+    assert current_revision(engine) == "0008"
     assert {"checkpoints", "families", "checkpoint_terms"} <= set(inspect(engine).get_table_names())
     with engine.connect() as connection:
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
     upgrade(engine)  # idempotent
-    assert current_revision(engine) == "0006"
+    assert current_revision(engine) == "0008"
 
 
 def test_downgrade_and_upgrade_round_trip(tmp_path):

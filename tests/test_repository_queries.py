@@ -42,3 +42,19 @@ def test_ids_with_terms(stocked):
     assert stocked.ids_with_terms([], ("subject",)) == []
     with pytest.raises(ValueError, match="unknown term fields"):
         stocked.ids_with_terms(["dog"], ("colour",))
+
+
+def test_the_tables_orders_base_filter_and_counts(stocked, tmp_path):
+    from personalq.repository.service import CheckpointFilter
+
+    write_card(tmp_path / "xl", "xl-fox", created_at="2025-02-01", base_model="SDXL 1.0", name="a fox")
+    stocked.import_paths([tmp_path / "xl"])
+    ids = lambda order, **kw: [c.id for c in stocked.list(CheckpointFilter(order=order, **kw))]  # noqa: E731
+    assert ids("newest") == ["new-owl", "mid-cat", "xl-fox", "old-dog"]
+    assert ids("used")[:2] == ["old-dog", "new-owl"] and set(ids("used")[2:]) == {"mid-cat", "xl-fox"}  # unused last
+    assert ids("name") == ["xl-fox", "mid-cat", "new-owl", "old-dog"]
+    assert ids("base")[-1] == "xl-fox" and stocked.bases() == ["sd-1.5", "sdxl"]
+    assert ids("family", base_model="SDXL") == ["xl-fox"]
+    assert stocked.count(CheckpointFilter(base_model="sd-1.5")) == 3 and stocked.count() == 4
+    with pytest.raises(ValueError, match="unknown order"):
+        stocked.list(CheckpointFilter(order="random"))

@@ -129,6 +129,10 @@ def split_negative(text: str) -> tuple[str, str]:
     return text[: m.start()].strip(" ,;"), " ".join(m.group("negative").split()).strip(" ,;)")
 
 
+# the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
+_JOINED_BEFORE = re.compile(r"(?i)\s*(?:\band|\bwith|\bplus|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?$")
+
+
 def network_tags(text: str) -> tuple[str, list[tuple[str, float | None]]]:
     """A request's WebUI tags: two or more are taken out and returned as (file name, weight), each to be found on
     its own (a tag's name is one name, "sitting_backwards_on_chair"); one is read in place as "NAME lora"."""
@@ -520,6 +524,9 @@ class CheckIn:
             start, end = min(reference.spans[k][0] for k in positions), max(reference.spans[k][1] for k in positions)
             if not overlaps((start, end), intent.style_spans):
                 cuts.append((start, end))  # a name joined by a connector goes whole ("simple light and shadow")
+            joined = _JOINED_BEFORE.search(intent.text[:start])
+            if joined and positions != named[0][0]:
+                cuts.append((joined.start(), start))  # "... and the", "+ my": what listed it goes with it
             slots.append(start)
         text = prompt_text(intent, cuts, slots)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list

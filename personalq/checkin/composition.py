@@ -37,6 +37,7 @@ _BETWEEN_NAMES = re.compile(
 # a card called by this much of the words of two parts together is one model named with a connector ("tom and
 # jerry lora"), not two
 ONE_MODEL_COVERAGE = 0.75
+NAMED_AMONG = 5  # best candidates of unmarked words, one of which must be called by them
 FULL_MODELS = ("dreambooth", "checkpoint")  # kinds that replace the UNet: an image can use one
 _ROLE_WORDS = (  # (role, words of a card's name or tags that give it that role), first match wins
     ("background", {"background", "backgrounds", "scenery", "landscape", "environment", "backdrop", "place"}),
@@ -55,6 +56,7 @@ class Part:
     decision: Decision
     weight: float | None = None  # said in the request ("at 0.6"), else the default
     name: str = ""  # a WebUI tag's file name: the part has no words in the request's text
+    marked: bool = True  # the request calls it a model ("... lora", "my ..."), not only names it
 
     def label(self) -> str:
         words = self.ranking.reference.words
@@ -120,20 +122,26 @@ def _part_reference(reference: Reference, words: set[int], groups: list[set[int]
 
 
 def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
-    """Is the opening phrase a model's name: the best candidate for it is *called* by most of it (its name or
-    trigger, not the subjects or tags it was trained on: "desert canyon" of a landscapes LoRA is the picture), and
-    a word in it is rare enough to be a name?"""
+    """Are words the request does not call a model a model's name all the same: the best candidate for them is
+    *called* by nearly all of them (its name or first trigger, not the subjects or tags it was trained on: "desert
+    canyon" of a landscapes LoRA is the picture, "the captain's chair" is not Captain Picard), and one of them is
+    rare enough to be a name?"""
     index = cache.index()
     reference = ranking.reference
     rare = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in words)
-    best = next((r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE), None)
-    if not rare or best is None:
+    if not rare:
         return False
-    card = best.card
-    # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
-    # describes the training images
-    called = card_fields(card)["name"] | (field_tokens(card.triggers[0]) if card.triggers else set())
-    return sum(bool(called.intersection(reference.words[k].forms)) for k in words) >= HEAD_COVERAGE * len(words)
+
+    def called(card: StoredCheckpoint) -> bool:
+        # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
+        # describes the training images
+        fields = card_fields(card)["name"] | (field_tokens(card.triggers[0]) if card.triggers else set())
+        return sum(bool(fields.intersection(reference.words[k].forms)) for k in words) >= ONE_MODEL_COVERAGE * len(
+            words
+        )
+
+    covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
+    return any(called(r.card) for r in covering)
 
 
 def _scoped(intent: Intent, owner: bool) -> Intent:
@@ -209,7 +217,7 @@ def _joined_names(cache: CardCache, text: str, reference: Reference, groups: lis
 _MODEL_WORDS = re.compile(
     r"(?i)^[\s,]*(?:\w+\s+)?(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
 )
-_OWNED = re.compile(r"(?i)\b(?:my|your|our)\s+(?:\w+\s+){0,3}$")
+_OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
 
 
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
@@ -230,7 +238,7 @@ def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:
     """Parts that name the same model are one ("specter, ..., <lora:arknights_specter:0.8>"; "corgi in sketch
     style" of a corgi LoRA with a sketch version): the marked one stays, else the first."""
     kept: list[Part] = []
-    for part in sorted(parts, key=lambda p: not p.words <= reference.phrase):
+    for part in sorted(parts, key=lambda p: not p.marked):
         if not any(_families(part) & _families(other) for other in kept):
             kept.append(part)
     return sorted(kept, key=lambda p: min(p.words, default=len(reference.words)))
@@ -295,20 +303,17 @@ def compose(
     for i, words in enumerate(groups):
         scoped = _scoped(intent, i == owner)
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
-        if not words <= reference.phrase and not _names_model(cache, ranking, words):
-            continue  # listed unmarked, and no model is called so: the picture's subject
-        parts.append(Part(words, ranking, decide(scoped, ranking), weights[i]))
+        marked = words <= reference.phrase and _called_a_model(intent.text, reference, words)
+        if not marked and not _names_model(cache, ranking, words):
+            continue  # not called a model, and no model is called so: the picture ("the captain's chair")
+        parts.append(Part(words, ranking, decide(scoped, ranking), weights[i], marked=marked))
     parts += tagged
     if len(parts) < 2:
         return None
     parts = _one_part_per_model(parts, reference)
     # a part nothing fits is a model the repository lacks when the request calls it one ("my ghibli lora"); "in
     # sketch style" with no sketch-style model is how to draw the picture
-    parts = [
-        p
-        for p in parts
-        if p.decision.status != "no_match" or not p.words or _called_a_model(intent.text, reference, p.words)
-    ]
+    parts = [p for p in parts if p.decision.status != "no_match" or p.marked]
     found = [p for p in parts if p.decision.status != "no_match"]
     if len(parts) < 2 or not found:
         return None

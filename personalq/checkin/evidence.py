@@ -112,6 +112,10 @@ def _idf(families: int, having: int) -> float:
     return math.log(1 + (families - having + 0.5) / (having + 0.5))
 
 
+# the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
+_KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
+
+
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
 
@@ -241,7 +245,12 @@ class SelectionIndex:
         if text in self.idf:
             found.append((text, 1.0))
         elif len(text) >= FUZZY_MIN_LENGTH and not is_unspaced(text):
-            pool = [t for n in range(len(text) - 2, len(text) + 3) for t in self._by_length.get(n, ())]
+            pool = [
+                t
+                for n in range(len(text) - 2, len(text) + 3)
+                for t in self._by_length.get(n, ())
+                if t not in _KIND_TOKENS  # "lowra" is a name we lack, not a misspelt "lora"
+            ]
             for token, ratio, _ in process.extract(
                 text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5
             ):

@@ -484,7 +484,8 @@ def _lead_in(text: str, start: int, keep_determiner: bool) -> str:
     """The words before ``start`` that only lead into the span there ("created in", "of my"); but "my" or "the"
     before the name the trigger replaces stay its determiner ("my dog" -> "a <biscuit-v2>")."""
     lead = _DANGLING.search(text[:start]).group(0)
-    return re.sub(r"(?i)\b(?:the|my)\s+$", "", lead) if keep_determiner else lead
+    # a cut is one span: keeping the determiner keeps what leads into it too ("in the <alleyway>")
+    return "" if keep_determiner and re.search(r"(?i)\b(?:the|my)\s+$", lead) else lead
 
 
 # where the words that named a checkpoint stood: its trigger goes there; one mark per checkpoint of a composed
@@ -498,21 +499,21 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     """The request with its selection phrases (and the ``naming`` spans: the words that named the
     checkpoints) removed: what the image should show. The cut that holds character ``slots[i]`` leaves
     ``SLOTS[i]`` in its place, for checkpoint i's trigger to stand where the person named it ("my dog on a beach"
-    -> "a SLOT on a beach"); a cut holding two keeps the first."""
+    -> "a SLOT on a beach"); a cut holding several keeps them in order."""
     text = intent.text
 
-    def slot_in(start: int, end: int) -> int | None:
-        return next((i for i, at in enumerate(slots) if start <= at < end), None)
+    def held(start: int, end: int) -> list[int]:
+        return [i for i, at in enumerate(slots) if start <= at < end]
 
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
     cuts = [
-        (start - len(_lead_in(text, start, keep_determiner=slot_in(start, end) is not None)), end)
+        (start - len(_lead_in(text, start, keep_determiner=bool(held(start, end)))), end)
         for start, end in [*intent.selection_spans, *intent.talk_spans, *naming]
         if not _inside_compound(text, start, end)
     ]
     for start, end in reversed(_merge(cuts)):
-        held = slot_in(start, end)
-        text = text[:start] + (f" {SLOTS[held]} " if held is not None else " ") + text[end:]
+        marks = " ".join(SLOTS[i] for i in held(start, end))
+        text = text[:start] + f" {marks} " + text[end:]
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)

@@ -46,9 +46,15 @@ _PHRASE_STOPS = (
 )  # "": an action verb
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
+# what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
+_DESCRIPTION_FILLER = frozenset(
+    "makes make making made look looks looking better good nice great everything anything things stuff gives give "
+    "adds add turns turn trained lets let helps help really very".split()
+)
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by".split())
+_ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 _DETERMINERS = frozenset("my the your this that".split())
 # words that open what the picture shows around its subject: a request that marks no name opens with it before them
 SCENE_OPENERS = frozenset(
@@ -248,7 +254,7 @@ def read_reference(
             ):
                 j = i + 2  # "the lora that makes cyborg zombies": the description to its end
                 while j < len(runs) and not boundary_between(j - 1, j):
-                    if lowered[j] not in _PHRASE_STOPS and lowered[j] not in _DESCRIBING:
+                    if lowered[j] not in _PHRASE_STOPS | _DESCRIBING | _DESCRIPTION_FILLER:
                         phrase.add(j)
                         markers.add(i)
                         described.add(j)
@@ -259,6 +265,8 @@ def read_reference(
                 makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
+        elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
+            makers.update(_joined_runs(text, runs, i - 1))  # "android 18 (the h_madoka one)": who made it
         elif _possessive(text, runs[i]) and names(owner := _joined(text, runs, i)):
             phrase.add(i)
             forward(i)
@@ -345,6 +353,7 @@ def _opens_scene(word: str, following: str = "") -> bool:
 _LISTING = frozenset("and with w plus using und mit et avec y con".split())  # between names listed together
 _AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
 _LIST_MARK = re.compile(r"[,+&;]|\bw/")
+_JOINED_BY = re.compile(r"[+&]|\bw/")  # marks that join two names as a connector word does
 _FILE_LIKE = re.compile(r"[^\W_][_-][^\W_]|\d|[a-z][A-Z]")  # joined parts, digits, inner capitals
 
 
@@ -363,19 +372,24 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
     def file_name(j: int) -> bool:  # "epi_noiseoffset", "kohaku-XL", "lora4cats": a file's name, not a word
         return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 1]))
 
+    last_kind = max(kinds, default=-1)
+
     def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a clause break, a kind word
-        if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS or _break(text, runs, j):
+        if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
             return True
-        if _LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]):
+        if _parted(text[runs[j - 1][1] : runs[j][0]]):
             return True
         if not kinds and lowered[j] == "with":
             return file_name(j + 1) or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
         return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
 
     names: list[set[int]] = []
-    i = 0
+    i, carried = 0, False  # carried: the run before i was a connector word
     while i < end:
+        connected = carried or (i > 0 and bool(_JOINED_BY.search(text[runs[i - 1][1] : runs[i][0]])))
+        carried = False
         while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing or lowered[i] == "with"):
+            connected = connected or lowered[i] in listing or lowered[i] == "with"
             i += 1
         if i < end and lowered[i] in _INDEFINITE:  # "a knight with ...": the picture, to the next connector
             i += 1
@@ -387,14 +401,16 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
             j < end
             and lowered[j] not in KIND_WORDS
             and lowered[j] not in _LISTING
-            and (lowered[j] not in _ORIGIN or taken)
-            and not (
-                lowered[j] not in _ORIGIN and _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
-            )
-            and not (taken and (_LIST_MARK.search(text[runs[j - 1][1] : runs[j][0]]) or _break(text, runs, j)))
+            and lowered[j] not in _ORIGIN
+            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and not (taken and _parted(text[runs[j - 1][1] : runs[j][0]]))
         ):
             taken.add(j)
             j += 1
+        if taken and j < end and lowered[j] in _ORIGIN:  # "freya from danmachi": where she is from, not her name
+            j += 1
+            while j < end and not (joins(j) or _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")):
+                j += 1
         if not taken:
             if i < end and not (lowered[i] in KIND_WORDS or joins(i)):
                 break  # the scene began
@@ -402,10 +418,22 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
             continue
         if not joins(j):
             break  # the scene began after this name: it is the picture's subject
-        if not taken & marked and not any(is_unspaced(lowered[k]) for k in taken):
+        # after the last kind word only a connector lists a name: "the alleyway lora, rainy night" is the picture
+        if (
+            (not kinds or min(taken) < last_kind or connected)
+            and not taken & marked
+            and not any(is_unspaced(lowered[k]) for k in taken)
+        ):
             names.append(taken)
+        carried = j < end and lowered[j] in listing
         i = j + 1 if j < end and (lowered[j] in listing or lowered[j] in KIND_WORDS) else j
     return names
+
+
+def _parted(gap: str) -> bool:
+    """Does ``gap`` between two words end a name: a list mark or a clause break, but not the bracket that opens a
+    name's series ("herta (star rail)")?"""
+    return bool(_LIST_MARK.search(gap) or (_CLAUSE_BREAK.search(gap) and gap.strip() != "("))
 
 
 def _break(text: str, runs: list, j: int) -> bool:
@@ -494,6 +522,15 @@ def _groups(indices: set[int]) -> list[list[int]]:
         else:
             groups.append([i])
     return groups
+
+
+def _made_by(text: str, runs: list, lowered: list[str], i: int, only_creators: Callable[[str], bool]) -> bool:
+    """Is run ``i`` the end of "the <creator>" ("the h_madoka one", "the kozue version"), a handle known only as
+    a creator?"""
+    if i < 1:
+        return False
+    first = _joined_runs(text, runs, i)[0]
+    return first >= 1 and lowered[first - 1] == "the" and only_creators(_joined(text, runs, i))
 
 
 def _joined_runs(text: str, runs: list, i: int) -> list[int]:

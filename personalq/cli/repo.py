@@ -11,6 +11,7 @@ import typer
 from tqdm import tqdm
 
 from personalq.cli.common import HomeOption, fail, settings_for
+from personalq.repository.overrides import CardEdit, InvalidEdit
 from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository
 
 app = typer.Typer(help="Manage the checkpoint repository.", no_args_is_help=True)
@@ -34,7 +35,8 @@ def import_(
     ] = False,
     home: HomeOption = None,
 ) -> None:
-    """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed."""
+    """Import checkpoints; prints one line per file and a summary. Exit code 1 when any file failed (a copy of
+    weights already imported is reported as "duplicate of ID" and is no failure)."""
     repository = Repository(settings_for(home))
     with tqdm(desc="reading", unit=" entries", leave=False) as bar:
         report = repository.import_paths(paths, replace=replace, on_entry=lambda _entry: bar.update(1))
@@ -92,6 +94,69 @@ def list_(
             f"{c.id}\t{c.name}\t{c.family}\t{c.version or '-'}\t{c.kind}\t{c.created_at:%Y-%m-%d}\t{trigger}\t"
             f"{c.base_model}"
         )
+
+
+def _words(values: list[str] | None) -> list[str] | None:
+    """A repeatable option: None when not given (the field is left as it is); ``--style ""`` empties the list."""
+    return None if values is None else [v for v in values if v.strip()]
+
+
+@app.command("edit")
+def edit(
+    checkpoint_id: str,
+    name: Annotated[Optional[str], typer.Option("--name", help="display name")] = None,
+    trigger: Annotated[
+        Optional[list[str]], typer.Option("--trigger", help="repeatable: replaces the triggers, in this order")
+    ] = None,
+    add_trigger: Annotated[list[str], typer.Option("--add-trigger", help="repeatable: appended")] = [],
+    remove_trigger: Annotated[list[str], typer.Option("--remove-trigger", help="repeatable: dropped")] = [],
+    style: Annotated[Optional[list[str]], typer.Option("--style", help="repeatable: replaces the styles")] = None,
+    subject: Annotated[
+        Optional[list[str]], typer.Option("--subject", help="repeatable: replaces the subjects")
+    ] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="repeatable: replaces the tags")] = None,
+    base: Annotated[Optional[str], typer.Option("--base", help="base model: a key (sd-1.5, sdxl) or a name")] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="drop earlier edits first (back to the files)")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Correct a checkpoint's card. The edit is kept as your override: re-importing the file keeps it, and
+    Check-in uses it at once. Repeatable options replace the whole list (--style "" empties it)."""
+    change = CardEdit(
+        name=name,
+        triggers=_words(trigger),
+        add_triggers=add_trigger,
+        remove_triggers=remove_trigger,
+        styles=_words(style),
+        subjects=_words(subject),
+        tags=_words(tag),
+        base_model=base,
+        reset=reset,
+    )
+    try:
+        card = Repository(settings_for(home)).edit(checkpoint_id, change)
+    except (CheckpointNotFound, InvalidEdit) as exc:
+        fail(str(exc))
+    edited = ", ".join(card.edited) or "nothing (as the files say)"
+    typer.echo(f"edited {card.id} ({card.name}): {edited}")
+    triggers, styles = ", ".join(card.triggers) or "-", ", ".join(card.styles) or "-"
+    typer.echo(f"  triggers: {triggers}; styles: {styles}; base {card.base_model}")
+
+
+@app.command("duplicates")
+def duplicates(
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False, home: HomeOption = None
+) -> None:
+    """Checkpoints found at more than one path (identical weights): the checkpoint's own file, then each copy."""
+    found = Repository(settings_for(home)).duplicates()
+    if as_json:
+        typer.echo(json.dumps([vars(d) for d in found], indent=1))
+        return
+    for d in found:
+        typer.echo(f"{d.checkpoint_id}\t{d.name}\t{d.weights_path}")
+        for copy in d.copies:
+            typer.echo(f"  copy\t{copy}")
+    if not found:
+        typer.echo("no duplicates")
 
 
 @app.command("show")

@@ -251,3 +251,4 @@ class StoredCheckpoint(Card):
     source_path: str = ""
     version_number: float | None = None
     imported_at: dt.datetime | None = None
+    edited: list[str] = Field(default_factory=list)  # fields the person overrode (see repository.overrides)

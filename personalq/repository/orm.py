@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 TERM_FIELDS = ("trigger", "subject", "style", "tag")
@@ -53,6 +53,7 @@ class Checkpoint(Base):
     card_json: Mapped[str] = mapped_column(Text)
     content_hash: Mapped[str] = mapped_column(String(64))
     imported_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    edited_fields: Mapped[str | None] = mapped_column(String(200))  # the person's overrides, named (see below)
 
     family: Mapped[Family] = relationship(back_populates="checkpoints")
     terms: Mapped[list["CheckpointTerm"]] = relationship(
@@ -89,3 +90,52 @@ class RepositoryRevision(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     cards: Mapped[int] = mapped_column(Integer, default=0)
     usage: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class CheckpointLocation(Base):
+    """Another path holding a checkpoint's exact weights (same SHA-256): a copy, not a second checkpoint.
+
+    The first file imported keeps the checkpoint (its id and ``weights_path``); every later path to the same
+    bytes is listed here, so ``personalq repo duplicates`` can say where the copies are and a re-scan reports
+    them as duplicates rather than as conflicts.
+    """
+
+    __tablename__ = "checkpoint_locations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    checkpoint_id: Mapped[str] = mapped_column(ForeignKey("checkpoints.id", ondelete="CASCADE"), index=True)
+    path: Mapped[str] = mapped_column(Text, unique=True)
+    recorded_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class WeightsStat(Base):
+    """The stat cache: a weights file's SHA-256 as of its size, modification time and inode.
+
+    A re-scan hashes only files whose stat changed (see :mod:`personalq.repository.importers.hashing`); a file
+    rewritten in place with the same size gets a new ``mtime_ns`` and is hashed again.
+    """
+
+    __tablename__ = "weights_stat_cache"
+
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger)
+    inode: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+
+
+class CheckpointOverride(Base):
+    """What the person corrected on a checkpoint (name, triggers, styles, subjects, tags, base), kept apart from
+    what the files say so that a re-import of the same file keeps the corrections.
+
+    ``checkpoints.card_json`` holds the card with the overrides applied (what search, Check-in and serving read);
+    ``imported_card_json`` is the card as last imported, so an override can be taken back. ``edited_fields`` on the
+    checkpoint names the overridden fields without a join, for the table's "edited" mark.
+    """
+
+    __tablename__ = "checkpoint_overrides"
+
+    checkpoint_id: Mapped[str] = mapped_column(ForeignKey("checkpoints.id", ondelete="CASCADE"), primary_key=True)
+    fields_json: Mapped[str] = mapped_column(Text)
+    imported_card_json: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime)

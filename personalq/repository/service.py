@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import logging
 import time
 from contextlib import contextmanager
@@ -27,16 +28,28 @@ from personalq.config import Settings
 from personalq.repository.base_models import normalise_base_model
 from personalq.repository.card import Card, StoredCheckpoint
 from personalq.repository.database import open_database
+from personalq.repository.duplicates import Duplicate, primary_first
 from personalq.repository.importers import ImportedCheckpoint, ImportProblem, ParsedEntry, parse_paths
-from personalq.repository.importers.base import weights_digest
+from personalq.repository.importers.base import combine_digests, weights_files
+from personalq.repository.importers.hashing import hash_files
 from personalq.repository.index import DenseIndex, IndexedDoc, SparseIndex, SyncReport
-from personalq.repository.orm import TERM_FIELDS, Checkpoint, CheckpointTerm, Family
+from personalq.repository.orm import (
+    TERM_FIELDS,
+    Checkpoint,
+    CheckpointLocation,
+    CheckpointOverride,
+    CheckpointTerm,
+    Family,
+)
+from personalq.repository.overrides import CardEdit, apply_overrides, normalised
 from personalq.repository.query_encoder import QueryEncoder
+from personalq.repository.rescan import known_files
 from personalq.repository.revision import Revision, read_revision
+from personalq.repository.stat_cache import load_stat_cache, store_stat_cache
 from personalq.repository.versions import slugify
 
 log = logging.getLogger(__name__)
-Status = Literal["imported", "updated", "unchanged", "error", "skipped"]
+Status = Literal["imported", "updated", "unchanged", "duplicate", "error", "skipped"]
 TimeField = Literal["created", "used"]  # a checkpoint's creation time or its last use
 _TIME_COLUMNS = {"created": Checkpoint.created_at, "used": Checkpoint.last_used_at}
 
@@ -73,7 +86,9 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [
-            f"{self.count(s)} {s}" for s in ("imported", "updated", "unchanged", "skipped", "error") if self.count(s)
+            f"{self.count(s)} {s}"
+            for s in ("imported", "updated", "unchanged", "duplicate", "skipped", "error")
+            if self.count(s)
         ]
         return ", ".join(parts) or "nothing to import"
 
@@ -89,6 +104,16 @@ class CheckpointFilter:
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     limit: int | None = None
+    order: str = "family"  # one of ORDERS: family and version, name, newest, last used, base
+
+
+ORDERS = {
+    "family": (Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id),
+    "name": (func.lower(Checkpoint.name), Checkpoint.version_number, Checkpoint.id),
+    "newest": (Checkpoint.created_at.desc(), Checkpoint.id),
+    "used": (Checkpoint.last_used_at.is_(None), Checkpoint.last_used_at.desc(), Checkpoint.id),  # never used last
+    "base": (Checkpoint.base_model, Checkpoint.family_id, Checkpoint.version_number, Checkpoint.id),
+}
 
 
 def _content_hash(card: Card, digest: str | None) -> str:
@@ -106,6 +131,7 @@ def _to_stored(row: Checkpoint) -> StoredCheckpoint:
         source_path=row.source_path,
         version_number=row.version_number,
         imported_at=row.imported_at,
+        edited=row.edited_fields.split(",") if row.edited_fields else [],
     )
     return StoredCheckpoint.model_validate(data)
 
@@ -127,6 +153,7 @@ class _Known:
     by_id: dict[str, Checkpoint]
     by_sha: dict[str, Checkpoint]
     families: set[str]
+    locations: dict[str, CheckpointLocation] = field(default_factory=dict)  # copies already recorded, by path
     terms: list[dict] = field(default_factory=list)  # written with one executemany after the rows
     stale_terms: list[str] = field(default_factory=list)  # ids whose old terms go first
     _undo: list[Callable[[], None]] | None = field(default=None, init=False, repr=False)
@@ -181,7 +208,16 @@ class _Known:
             )
             rows += session.scalars(select(Checkpoint).where(condition)).all()
         families = set(session.scalars(select(Family.id)))
-        return cls({r.id: r for r in rows}, {r.weights_sha256: r for r in rows if r.weights_sha256}, families)
+        paths = sorted({str(record.weights_path) for _, record, _ in staged if record.weights_path})
+        locations = {
+            location.path: location
+            for start in range(0, len(paths), 500)
+            for location in session.scalars(
+                select(CheckpointLocation).where(CheckpointLocation.path.in_(paths[start : start + 500]))
+            )
+        }
+        by_sha = {r.weights_sha256: r for r in rows if r.weights_sha256}
+        return cls({r.id: r for r in rows}, by_sha, families, locations)
 
     def fetch(self, session: Session, checkpoint_id: str) -> Checkpoint | None:
         """A row whose id was not among the staged ids (a made-up id after a collision)."""
@@ -190,10 +226,59 @@ class _Known:
             self.remember(row)
         return row
 
+    def set_location(self, path: str, location: CheckpointLocation | None) -> None:
+        """Record (or, with None, forget) the copy at ``path``; undone with the entry's savepoint."""
+        if self._undo is not None:
+            self._undo.append(partial(_restore, self.locations, path, self.locations.get(path, _ABSENT)))
+        if location is None:
+            self.locations.pop(path, None)
+        else:
+            self.locations[path] = location
+
     def remember(self, row: Checkpoint) -> None:
         self._set(self.by_id, row.id, row)
         if row.weights_sha256:
             self._set(self.by_sha, row.weights_sha256, row)
+
+
+def _term_rows(card: Card) -> list[dict]:
+    """The card's list fields as ``checkpoint_terms`` rows."""
+    return [
+        {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
+        for name, values in (
+            ("trigger", card.triggers),
+            ("subject", card.subjects),
+            ("style", card.styles),
+            ("tag", card.tags),
+        )
+        for pos, value in enumerate(values)
+    ]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _record_copy(session: Session, known: _Known, checkpoint: Checkpoint, path: str) -> ImportOutcome:
+    """A second path to a checkpoint's exact weights: a location of it, reported as a duplicate (not an error)."""
+    location = known.locations.get(path)
+    if location is not None and location.checkpoint_id == checkpoint.id:
+        return ImportOutcome("", "duplicate", checkpoint.id, f"duplicate of {checkpoint.id} (already recorded)")
+    if location is None:
+        location = CheckpointLocation(path=path, checkpoint_id=checkpoint.id, recorded_at=_now())
+        session.add(location)
+        known.set_location(path, location)
+    else:  # the file at this path now holds another checkpoint's bytes
+        location.checkpoint_id = checkpoint.id
+    return ImportOutcome("", "duplicate", checkpoint.id, f"duplicate of {checkpoint.id} ({checkpoint.weights_path})")
+
+
+def _forget_copy(session: Session, known: _Known, record: ImportedCheckpoint) -> None:
+    """A path recorded as a copy whose bytes changed since: it is no longer a copy of anything."""
+    location = known.locations.get(str(record.weights_path)) if record.weights_path else None
+    if location is not None:
+        known.set_location(location.path, None)
+        session.delete(location)
 
 
 class Repository:
@@ -209,6 +294,7 @@ class Repository:
             collection_name=settings.chroma_collection,
         )
         self._sparse: tuple[int, SparseIndex] | None = None
+        self.last_hashed_bytes = 0  # bytes the last import read to hash (the stat cache spared the rest)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -227,9 +313,17 @@ class Repository:
 
     def list(self, filters: CheckpointFilter | None = None) -> list[StoredCheckpoint]:
         f = filters or CheckpointFilter()
-        query = select(Checkpoint).order_by(
-            Checkpoint.family_id, Checkpoint.version_number, Checkpoint.created_at, Checkpoint.id
-        )
+        if f.order not in ORDERS:
+            raise ValueError(f"unknown order {f.order!r}; expected one of {', '.join(ORDERS)}")
+        query = self._filtered(select(Checkpoint).order_by(*ORDERS[f.order]), f)
+        if f.limit:
+            query = query.limit(f.limit)
+        with self.sessions() as session:
+            return [_to_stored(row) for row in session.scalars(query)]
+
+    @staticmethod
+    def _filtered(query, f: CheckpointFilter):
+        """``query`` narrowed by every filter ``f`` sets (the limit and order aside)."""
         if f.family:
             query = query.where(Checkpoint.family_id == slugify(f.family))
         if f.kind:
@@ -250,10 +344,7 @@ class Repository:
         if f.text:
             needle = f"%{f.text.lower()}%"
             query = query.where(func.lower(Checkpoint.card_json).like(needle))
-        if f.limit:
-            query = query.limit(f.limit)
-        with self.sessions() as session:
-            return [_to_stored(row) for row in session.scalars(query)]
+        return query
 
     def newest_ids(self, by: TimeField = "created", limit: int | None = None) -> list[str]:
         """Ids of the checkpoints, newest first by creation or by last use (``by="used"`` leaves out those
@@ -299,7 +390,32 @@ class Repository:
         with self.sessions() as session:
             return list(session.scalars(query))
 
-    def count(self) -> int:
+    def duplicates(self) -> list[Duplicate]:
+        """Checkpoints whose weights were found at more than one path, with the other paths (oldest first)."""
+        query = (
+            select(Checkpoint.id, Checkpoint.name, Checkpoint.weights_path, CheckpointLocation.path)
+            .join(CheckpointLocation, CheckpointLocation.checkpoint_id == Checkpoint.id)
+            .order_by(Checkpoint.id, CheckpointLocation.recorded_at, CheckpointLocation.id)
+        )
+        found: dict[str, Duplicate] = {}
+        with self.sessions() as session:
+            for checkpoint_id, name, weights_path, path in session.execute(query):
+                found.setdefault(checkpoint_id, Duplicate(checkpoint_id, name, weights_path)).copies.append(path)
+        return list(found.values())
+
+    def bases(self) -> list[str]:
+        """The base keys the repository's checkpoints are for, for a filter's choices."""
+        with self.sessions() as session:
+            return sorted(session.scalars(select(Checkpoint.base_model).distinct()))
+
+    def count(self, filters: CheckpointFilter | None = None) -> int:
+        if filters is not None:
+            with self.sessions() as session:
+                query = self._filtered(select(func.count()).select_from(Checkpoint), filters)
+                return session.scalar(query) or 0
+        return self._count_all()
+
+    def _count_all(self) -> int:
         with self.sessions() as session:
             return session.scalar(select(func.count()).select_from(Checkpoint)) or 0
 
@@ -341,6 +457,40 @@ class Repository:
         return report
 
     # -- writing ---------------------------------------------------------------------------------------
+
+    def edit(self, checkpoint_id: str, edit: CardEdit) -> StoredCheckpoint:
+        """Lay the person's corrections over a checkpoint's card; they are kept across re-imports of its file, and
+        search, Check-in and serving see them at once (the card revision moves and the dense index is updated).
+        Raises :class:`CheckpointNotFound`, or :class:`~personalq.repository.overrides.InvalidEdit` for a value
+        no card may hold."""
+        with self.sessions.begin() as session:
+            before = read_revision(session).cards
+            row = session.get(Checkpoint, checkpoint_id)
+            if row is None:
+                raise CheckpointNotFound(checkpoint_id)
+            override = session.get(CheckpointOverride, checkpoint_id)
+            imported = Card.model_validate_json(override.imported_card_json if override else row.card_json)
+            fields = {} if override is None or edit.reset else json.loads(override.fields_json)
+            current = apply_overrides(imported, fields)
+            fields = normalised({**fields, **edit.changes(current)}, imported)
+            card = apply_overrides(imported, fields)
+            if override is None:
+                override = CheckpointOverride(checkpoint_id=checkpoint_id, imported_card_json=row.card_json)
+                session.add(override)
+            override.fields_json = json.dumps(fields, sort_keys=True)
+            override.updated_at = _now()
+            row.name, row.base_model, row.card_json = card.name, card.base_model, card.model_dump_json()
+            row.content_hash = _content_hash(card, row.weights_sha256)
+            row.edited_fields = ",".join(sorted(fields)) or None
+            session.execute(delete(CheckpointTerm).where(CheckpointTerm.checkpoint_id == checkpoint_id))
+            if rows := _term_rows(card):
+                session.execute(insert(CheckpointTerm), rows)
+            session.flush()
+            stored = _to_stored(row)
+            doc = IndexedDoc(card.id, card.index_text(), row.content_hash, card.identity_text())
+            after = read_revision(session).cards
+        self._follow_own_write(before, after, lambda: self.dense.upsert([doc]))
+        return stored
 
     def touch(self, checkpoint_id: str, when: dt.datetime | None = None) -> None:
         with self.sessions.begin() as session:
@@ -392,10 +542,17 @@ class Repository:
         """Import files and folders; every entry gets an outcome, and a failure never leaves partial state."""
         started = time.perf_counter()
         report = ImportReport()
-        staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
-        for entry in parse_paths([Path(p).absolute() for p in paths]):  # stored paths must not depend on the cwd
+        pending: list[tuple[ParsedEntry, list]] = []  # each entry with the weights files of each of its records
+        paths = [Path(p).absolute() for p in paths]  # stored paths must not depend on the cwd
+        known = None if replace else known_files(self.sessions, paths)  # --replace reads every file again
+        for entry in parse_paths(paths, known):
             if on_entry:
                 on_entry(entry)
+            if entry.known_as:
+                status: Status = "duplicate" if entry.known_copy else "unchanged"
+                message = f"duplicate of {entry.known_as} (already recorded)" if entry.known_copy else "not changed"
+                report.outcomes.append(ImportOutcome(str(entry.path), status, entry.known_as, message))
+                continue
             if entry.error:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=entry.error))
                 continue
@@ -403,18 +560,36 @@ class Repository:
                 report.outcomes.append(ImportOutcome(str(entry.path), "skipped", message=entry.skipped))
                 continue
             try:
-                digests = [
-                    weights_digest(r.weights_path, entry.root) if r.weights_path else None for r in entry.records
-                ]
+                files = [weights_files(r.weights_path, entry.root) if r.weights_path else None for r in entry.records]
             except (ImportProblem, OSError) as exc:
                 report.outcomes.append(ImportOutcome(str(entry.path), "error", message=str(exc)))
                 continue
-            staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
+            pending.append((entry, files))
+        staged = primary_first(self._digest(pending, report))
         if staged:
             vectors = self._embed_new(staged)
             self._write(staged, replace, report, vectors)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _digest(self, pending: list[tuple[ParsedEntry, list]], report: ImportReport):
+        """Each record with its weights digest, hashing only the files the stat cache does not vouch for; an
+        entry with an unreadable weights file becomes that entry's error."""
+        wanted = [resolved for _, files in pending for listed in files if listed for _, resolved in listed]
+        hashed = hash_files(wanted, load_stat_cache(self.sessions, wanted))
+        store_stat_cache(self.sessions, hashed.fresh)
+        self.last_hashed_bytes = hashed.hashed_bytes
+        staged: list[tuple[ParsedEntry, ImportedCheckpoint, str | None]] = []
+        for entry, files in pending:
+            problem = next(
+                (hashed.errors[f] for listed in files if listed for _, f in listed if f in hashed.errors), None
+            )
+            if problem:
+                report.outcomes.append(ImportOutcome(str(entry.path), "error", message=problem))
+                continue
+            digests = [combine_digests(listed, hashed.digests) if listed else None for listed in files]
+            staged.extend((entry, record, digest) for record, digest in zip(entry.records, digests))
+        return staged
 
     def _embed_new(self, staged) -> dict:
         """Embed, before any lock is taken, the records whose content the repository does not hold yet (the
@@ -488,17 +663,30 @@ class Repository:
         card = record.card
         content = _content_hash(card, digest)
         same_weights = known.by_sha.get(digest) if digest else None
+        if same_weights is not None and record.weights_path and same_weights.weights_path != str(record.weights_path):
+            return _record_copy(session, known, same_weights, str(record.weights_path)), None
+        _forget_copy(session, known, record)
         target = same_weights or known.by_id.get(card.id)  # every staged id was loaded up front
         if (
             target is not None
             and same_weights is None
             and not record.id_is_explicit
             and target.weights_sha256 != digest
+            and target.weights_path != str(record.weights_path)  # the same file rewritten is the same checkpoint
         ):
             card = card.model_copy(update={"id": f"{card.id}-{(digest or content)[:8]}"})  # a made-up id that collides
             target = known.by_id.get(card.id) or known.fetch(session, card.id)
+        override = session.get(CheckpointOverride, target.id) if target is not None and target.edited_fields else None
+        if override is not None:  # the person's corrections outlive a re-import of the same file
+            imported = card.model_copy(update={"id": target.id})
+            card = apply_overrides(imported, json.loads(override.fields_json))
+            content = _content_hash(card, digest)
         if target is not None:
             if target.content_hash == content:
+                preview = str(record.preview_path) if record.preview_path else None
+                if preview and target.preview_path != preview:  # a picture put beside the weights since
+                    target.preview_path = preview
+                    return ImportOutcome("", "updated", target.id, "new preview"), None
                 return ImportOutcome("", "unchanged", target.id, "already in the repository"), None
             if not replace:
                 reason = "these weights are already imported" if same_weights is not None else "this id already exists"
@@ -507,6 +695,8 @@ class Repository:
                     "use --replace to overwrite it"
                 )
             card = card.model_copy(update={"id": target.id})
+        if override is not None:  # what the files say now, for a later edit or reset
+            override.imported_card_json = imported.model_dump_json()
         row = target or Checkpoint(id=card.id)
         family_id = slugify(card.family or card.name)
         known.add_family(session, family_id, card.family or card.name)
@@ -532,16 +722,7 @@ class Repository:
             session.add(row)
         else:
             known.stale_terms.append(row.id)
-        known.terms += [
-            {"checkpoint_id": card.id, "field": name, "value": value[:300], "position": pos}
-            for name, values in (
-                ("trigger", card.triggers),
-                ("subject", card.subjects),
-                ("style", card.styles),
-                ("tag", card.tags),
-            )
-            for pos, value in enumerate(values)
-        ]
+        known.terms += _term_rows(card)
         known.remember(row)
         status: Status = "updated" if target is not None else "imported"
         warning = "" if card.triggers else " (no trigger: prompts cannot be rewritten for it)"

@@ -72,7 +72,7 @@ def parse_version(text: str | int | float | None) -> VersionInfo:
     return VersionInfo(label, number, parts, qualifiers, is_epoch)
 
 
-_STEM_SUFFIX = re.compile(r"(?ix)([\s_\-.]*(?:v(?:er(?:sion)?)?\.?\s*\d+(?:\.\d+)*|-\d{6}|[\s_\-]\d+|epoch\s*\d+))+$")
+STEM_SUFFIX = re.compile(r"(?ix)([\s_\-.]*(?:v(?:er(?:sion)?)?\.?\s*\d+(?:\.\d+)*|-\d{6}|[\s_\-]\d+|epoch\s*\d+))+$")
 
 
 def slugify(text: str) -> str:
@@ -82,5 +82,5 @@ def slugify(text: str) -> str:
 
 def family_stem(name: str) -> str:
     """``"bear_v2-000004"`` -> ``"bear"``; ``"Teddy bear v4"`` -> ``"teddy-bear"``."""
-    stem = _STEM_SUFFIX.sub("", name.strip()) or name
+    stem = STEM_SUFFIX.sub("", name.strip()) or name
     return slugify(stem)

@@ -32,6 +32,7 @@ from personalq.repository.importers.folders import (
     LoraFolderImporter,
     TextualInversionImporter,
 )
+from personalq.repository.importers.previews import sidecar_preview
 from personalq.repository.importers.safetensors_file import SafetensorsImporter
 
 FOLDER_IMPORTERS: tuple[Importer, ...] = (DiffusersFolderImporter(), LoraFolderImporter(), TextualInversionImporter())
@@ -51,6 +52,13 @@ class ParsedEntry:
     error: str | None = None
     skipped: str | None = None
     root: Path | None = None  # the imported folder: nothing the records name may be read outside it
+    known_as: str | None = None  # a checkpoint id: the file is as it was last imported, and was not read again
+    known_copy: bool = False  # ... and it is a recorded copy of that checkpoint
+
+
+# Given an entry (a file not claimed by a card or Civitai file), its real path and the imported root: a ParsedEntry
+# with ``known_as`` set when the repository already holds the file as it is now (see repository/rescan.py).
+KnownFiles = Callable[[Path, Path, Path], "ParsedEntry | None"]
 
 
 def _folder_importer(path: Path, root: Path) -> Importer | None:
@@ -106,8 +114,9 @@ def _guarded(entry: Path, work: Callable[[], ParsedEntry | None]) -> ParsedEntry
         return ParsedEntry(entry, error=f"cannot import {entry.name}: {type(exc).__name__}: {exc}"[:500])
 
 
-def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
-    """Read every importable thing under ``paths``; never raises for a bad file."""
+def parse_paths(paths: list[Path], known: KnownFiles | None = None) -> list[ParsedEntry]:
+    """Read every importable thing under ``paths``; never raises for a bad file. Files ``known`` vouches for
+    are not read at all (a re-scan of an unchanged folder)."""
     results: list[ParsedEntry] = []
     for given in paths:
         given = Path(given)
@@ -120,17 +129,17 @@ def parse_paths(paths: list[Path]) -> list[ParsedEntry]:
             results.extend(problems)
         else:
             entries = [given]
-        results.extend(_parse_entries(entries, root))
+        results.extend(_parse_entries(entries, root, known))
     return results
 
 
-def _read_metadata(entry: Path, root: Path) -> ParsedEntry | None:
-    """The entry read as a card or Civitai file, or None when it is neither.
+def _read_metadata(entry: Path, root: Path, resolved: dict[Path, Path]) -> ParsedEntry | None:
+    """The entry read as a card or Civitai file, or None when it is neither; its real path goes into ``resolved``.
 
     This runs first for every entry, so the check that it stays inside ``root`` comes before any importer
     opens it (claiming a JSON file means reading it).
     """
-    ensure_inside(root, entry, "file")
+    resolved[entry] = ensure_inside(root, entry, "file")
     if entry.is_dir():
         return None
     importer = next((i for i in METADATA_IMPORTERS if i.claims(entry, root)), None)
@@ -152,13 +161,25 @@ def _read_content(entry: Path, root: Path) -> ParsedEntry | None:
     return None
 
 
-def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
+def _with_previews(parsed: ParsedEntry | None, root: Path) -> ParsedEntry | None:
+    """Records without a preview of their own get the picture beside their weights, if there is one."""
+    for record in parsed.records if parsed is not None else []:
+        if record.preview_path is None and record.weights_path is not None:
+            try:
+                record.preview_path = sidecar_preview(record.weights_path, root)
+            except OSError as exc:
+                log.warning("cannot look for a preview of %s: %s", record.weights_path, exc)
+    return parsed
+
+
+def _parse_entries(entries: list[Path], root: Path, known: KnownFiles | None = None) -> list[ParsedEntry]:
     results: list[ParsedEntry] = []
     claimed: set[Path] = set()
     remaining: list[Path] = []
+    real: dict[Path, Path] = {}  # each entry's resolved path, found once
     # metadata first: what cards and Civitai files reference is theirs, not a checkpoint of its own
     for entry in entries:
-        parsed = _guarded(entry, partial(_read_metadata, entry, root))
+        parsed = _with_previews(_guarded(entry, partial(_read_metadata, entry, root, real)), root)
         if parsed is None:
             remaining.append(entry)
             continue
@@ -166,12 +187,16 @@ def _parse_entries(entries: list[Path], root: Path) -> list[ParsedEntry]:
         for record in parsed.records:
             claimed.update(p.resolve() for p in record.claimed_paths)
     for entry in remaining:
-        resolved = entry.resolve()  # resolvable: _read_metadata resolved every remaining entry already
-        if resolved in claimed or any(parent in claimed for parent in resolved.parents):
+        resolved = real[entry]  # _read_metadata resolved every remaining entry
+        if claimed and (resolved in claimed or any(parent in claimed for parent in resolved.parents)):
             continue
-        if entry.is_dir() and any(resolved in path.parents for path in claimed):
+        if claimed and entry.is_dir() and any(resolved in path.parents for path in claimed):
             continue  # a folder unit whose files a card already imports (a LoRA folder the card's weights point in)
-        parsed = _guarded(entry, partial(_read_content, entry, root))
+        unchanged = known(entry, resolved, root) if known is not None else None
+        if unchanged is not None:
+            results.append(unchanged)
+            continue
+        parsed = _with_previews(_guarded(entry, partial(_read_content, entry, root)), root)
         if parsed is not None:
             results.append(parsed)
     return results

@@ -63,10 +63,19 @@ def ensure_inside(root: Path, path: Path, what: str = "path") -> Path:
         ValueError,
     ) as exc:  # 3.11 raises RuntimeError for a symlink loop, ValueError for NUL
         raise ImportProblem(f"{what} {path} cannot be resolved: {exc}") from exc
+    if _within(resolved, root):
+        return resolved  # the common case: the caller passed a resolved root, and the path is in it
     root = root.resolve()
-    if resolved != root and root not in resolved.parents:
+    if not _within(resolved, root):
         raise ImportProblem(f"{what} {path} leads outside the imported folder {root}; refusing it")
     return resolved
+
+
+def _within(resolved: Path, root: Path) -> bool:
+    """``resolved`` (a real path) is ``root`` or lies under it, compared as text: a real path's leading part names
+    real folders only, so when ``root`` is that text it is its own real path."""
+    text, folder = str(resolved), str(root).rstrip(os.sep)
+    return text == folder or text.startswith(folder + os.sep) or (not folder and text.startswith(os.sep))
 
 
 def resolve_reference(root: Path, base_dir: Path, reference: str, what: str) -> Path:
@@ -190,17 +199,19 @@ def read_safetensors_header(path: Path, root: Path) -> dict:
     resolved = ensure_inside(root, path, "file")
     size = resolved.stat().st_size
     with resolved.open("rb") as handle:
-        prefix = handle.read(8)
+        prefix = handle.read(9)
         if len(prefix) < 8:
             raise ImportProblem(f"{path.name}: truncated safetensors file ({size} bytes, no header length)")
-        if prefix[:2] == b"PK" or prefix[:1] == b"\x80":
+        (length,) = struct.unpack("<Q", prefix[:8])
+        # a header length whose low byte is 0x80 (or whose two low bytes read "PK") is a safetensors file all the
+        # same: only a file that is not one (no JSON header after the length) is taken for a renamed pickle or zip
+        if (prefix[:2] == b"PK" or prefix[:1] == b"\x80") and prefix[8:9] != b"{":
             raise ImportProblem(f"{path.name} is a pickle/zip checkpoint renamed to .safetensors; refusing to load it")
-        (length,) = struct.unpack("<Q", prefix)
         if length == 0 or length > MAX_SAFETENSORS_HEADER or 8 + length > size:
             raise ImportProblem(
                 f"{path.name}: corrupt safetensors header (declared length {length:,}, file size {size:,})"
             )
-        raw = handle.read(length)
+        raw = prefix[8:] + handle.read(length - len(prefix[8:]))
     try:
         header = parse_json(raw, "the header")
     except ImportProblem as exc:
@@ -237,22 +248,40 @@ def weights_digest(path: Path, root: Path | None = None) -> str:
 
     During an import ``root`` is the imported folder and each file is checked against it first: a folder's
     weights may be links, and a link out of the imported folder is refused rather than hashed. Serving hashes
-    weights the repository already holds, with no root.
+    weights the repository already holds, with no root. An import hashes through
+    :mod:`personalq.repository.importers.hashing` instead (the stat cache and a worker pool), with the same
+    :func:`weights_files` and :func:`combine_digests`.
     """
+    files = weights_files(path, root)
+    return combine_digests(files, {resolved: sha256_file(resolved) for _, resolved in files})
+
+
+WeightsFile = tuple[str | None, Path]  # (its name inside a weights folder, or None for a single file; resolved path)
+
+
+def weights_files(path: Path, root: Path | None = None) -> list[WeightsFile]:
+    """The files a weights digest covers, each resolved (and refused when it leaves ``root``)."""
     if path.is_file():
-        return sha256_file(_inside(root, path))
-    digest = hashlib.sha256()
+        return [(None, _inside(root, path))]
     files = sorted(p for p in path.rglob("*.safetensors") if p.is_file())
     if not files:
         raise ImportProblem(f"{path.name} holds no .safetensors weights")
-    for file in files:
-        digest.update(str(file.relative_to(path)).encode())
-        digest.update(sha256_file(_inside(root, file)).encode())
+    return [(str(file.relative_to(path)), _inside(root, file)) for file in files]
+
+
+def combine_digests(files: list[WeightsFile], digests: dict[Path, str]) -> str:
+    """A single file's own SHA-256; for a folder, the hash of each file's name inside it and its digest."""
+    if len(files) == 1 and files[0][0] is None:
+        return digests[files[0][1]]
+    digest = hashlib.sha256()
+    for name, resolved in files:
+        digest.update(str(name).encode())
+        digest.update(digests[resolved].encode())
     return digest.hexdigest()
 
 
 def _inside(root: Path | None, path: Path) -> Path:
-    return path if root is None else ensure_inside(root, path, "weights file")
+    return path.resolve() if root is None else ensure_inside(root, path, "weights file")
 
 
 def mtime(path: Path) -> dt.datetime:

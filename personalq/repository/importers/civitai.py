@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from personalq.repository.base_models import normalise_base_model
+from personalq.repository.card import derive_subjects
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
     ImportProblem,
@@ -19,6 +20,8 @@ from personalq.repository.importers.base import (
     text_list,
     typed_field,
 )
+from personalq.repository.importers.previews import civitai_image, sidecar_preview
+from personalq.repository.importers.tag_roles import sort_tags
 from personalq.repository.versions import slugify
 
 MODEL_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".bin", ".pth")
@@ -59,6 +62,8 @@ def version_card_fields(version: dict, model: dict, where: str = "Civitai metada
     nested = typed_field(version, "model", dict, where, {})
     model_name = _text(model, "name", where) or _text(nested, "name", where) or f"civitai model {model_id}"
     version_name = _text(version, "name", where)
+    tags = text_list(model, "tags", where)
+    roles = sort_tags(tags, model_name)
     return {
         "id": f"civitai-{typed_field(version, 'id', (int, str), where)}",
         "name": f"{model_name} {version_name}".strip()
@@ -70,7 +75,9 @@ def version_card_fields(version: dict, model: dict, where: str = "Civitai metada
         "base_model": normalise_base_model(typed_field(version, "baseModel", str, where)),
         "creator": _creator(model, where),
         "triggers": text_list(version, "trainedWords", where),
-        "tags": text_list(model, "tags", where),
+        "tags": tags,
+        "subjects": derive_subjects(model_name, roles.subjects, ""),
+        "styles": roles.styles,
         "description": plain_text(_text(version, "description", where) or _text(model, "description", where)),
         "created_at": version.get("createdAt") or version.get("publishedAt"),
     }
@@ -102,6 +109,14 @@ class CivitaiImporter:
                 return candidate
         return None
 
+    def _preview(self, info: dict, path: Path, weights: Path | None, root: Path) -> Path | None:
+        """A picture beside the model file first (Civitai Helper saves images[0] as ``<name>.preview.png``), then
+        a local copy of the info's first image (see :mod:`personalq.repository.importers.previews`)."""
+        stem = path.name[: -len(".civitai.info")] if path.name.lower().endswith(".civitai.info") else path.stem
+        return sidecar_preview(weights or path.with_name(stem + ".safetensors"), root) or civitai_image(
+            info, path, root
+        )
+
     def _pairs(self, document: dict, where: str) -> list[tuple[dict, dict]]:
         """(version, model) pairs: every version of an API model object, or the one version of a .civitai.info."""
         versions = typed_field(document, "modelVersions", list, where)
@@ -118,11 +133,12 @@ class CivitaiImporter:
             raise ImportProblem(f"{path.name}: expected a Civitai model or model-version object")
         pairs = self._pairs(document, path.name)
         weights = self._model_file(path, root) if len(pairs) == 1 else None
+        preview = self._preview(document, path, weights, root) if len(pairs) == 1 else None
         records = []
         for version, model in pairs:
             if version.get("id") is None:
                 raise ImportProblem(f"{path.name}: a model version has no 'id'")
             card = card_from_fields(version_card_fields(version, model, path.name), path.name)
             claimed = (weights,) if weights else ()
-            records.append(ImportedCheckpoint(card, self.format, path, weights, None, True, claimed))
+            records.append(ImportedCheckpoint(card, self.format, path, weights, preview, True, claimed))
         return records

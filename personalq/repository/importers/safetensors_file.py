@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from personalq.repository.base_models import DEFAULT_BASE
+from personalq.repository.card import derive_subjects
 from personalq.repository.importers.architecture import BASE_KEY_OF, tensors_architecture
 from personalq.repository.importers.base import (
     ImportedCheckpoint,
@@ -19,6 +20,8 @@ from personalq.repository.importers.base import (
     mtime,
     read_safetensors_header,
 )
+from personalq.repository.importers.naming import readable_name
+from personalq.repository.importers.tag_roles import sort_tags
 from personalq.repository.versions import family_stem, parse_version, slugify
 
 
@@ -94,7 +97,8 @@ class SafetensorsImporter:
         if not tensors:
             raise ImportProblem(f"{path.name}: the safetensors file holds no tensors")
         output_name = meta.get("ss_output_name") or path.stem
-        title = meta.get("modelspec.title") or output_name
+        readable, output_version = readable_name(output_name)
+        title = meta.get("modelspec.title") or readable
         frequencies = _tag_frequency(meta)
         trigger = meta.get("modelspec.trigger_phrase")
         triggers = (
@@ -105,6 +109,8 @@ class SafetensorsImporter:
             triggers = [path.stem]  # the WebUI calls an embedding by its file name
         tags = [t.strip() for t in str(meta.get("modelspec.tags", "")).split(",") if t.strip()]
         tags += [t for t, _ in frequencies[1:9] if t not in tags]
+        roles = sort_tags([*[t for t, _ in frequencies[:9]], *tags], title)
+        trigger_words = {t.lower() for t in triggers}
         created = (
             meta.get("modelspec.date")
             or _timestamp(meta.get("ss_training_started_at"))
@@ -116,12 +122,14 @@ class SafetensorsImporter:
             "id": slugify(path.stem),
             "name": title,
             "family": family_stem(output_name),
-            "version": version.short if version.number is not None else None,
+            "version": version.short if version.number is not None else output_version,
             "kind": kind,
             "base_model": _base_model(meta, shapes),
             "creator": meta.get("modelspec.author") or None,
             "triggers": triggers,
             "tags": tags,
+            "subjects": derive_subjects(title, [s for s in roles.subjects if s not in trigger_words], ""),
+            "styles": [s for s in roles.styles if s not in trigger_words] or roles.styles,
             "description": str(meta.get("modelspec.description", ""))[:2000],
             "created_at": created,
         }
