@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_chat_app import CHROMIUM, app_url, browser, page, send  # noqa: F401 (the app and browser fixtures)
 
 from personalq.serving.png_parameters import read_parameters
@@ -33,7 +34,16 @@ def images_in_gallery(chat) -> int:
 
 
 def wait_for_gallery(chat, count: int) -> None:
-    chat.wait_for_function(f"document.querySelectorAll('#history .thumbnail-item').length >= {count}", timeout=TIMEOUT)
+    """Until the gallery holds ``count`` images; failing, say what the conversation said instead."""
+    try:
+        chat.wait_for_function(
+            f"document.querySelectorAll('#history .thumbnail-item').length >= {count}", timeout=TIMEOUT
+        )
+    except PlaywrightTimeout:
+        pytest.fail(
+            f"the gallery holds {images_in_gallery(chat)} of {count} images; the chat says: "
+            f"{chat.inner_text('#chat')[-600:]!r}; the readout: {chat.inner_text('#turn-stats')!r}"
+        )
 
 
 def type_into(chat, selector: str, value: str) -> None:
