@@ -37,9 +37,19 @@ CARDS = [
     ("nilla-1", "Nilla Brook v1", "nilla", "v1", ["nillab"], ["character"], "2022-10-01"),
     ("nilla-2", "Nilla Brook v2", "nilla", "v2", ["nillab"], ["character"], "2023-03-01"),
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
+    ("ren-a", "Ren Amari", "rena", "v1", ["renamari"], ["character"], "2023-04-01"),
+    ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
+    ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
 ]
 
-CREATORS = {"tomas": "inkwright", "zombies": "inkwright", "mochi": "h_kirin", "hoshi-alt": "h_kirin"}
+CREATORS = {
+    "tomas": "inkwright",
+    "zombies": "inkwright",
+    "mochi": "h_kirin",
+    "hoshi-alt": "h_kirin",
+    "ren-a": "kozue_k",
+    "ren-b": "tidewright",
+}
 
 
 @pytest.fixture
@@ -168,3 +178,20 @@ def test_a_creator_handle_with_underscores_is_one_maker(checkin):
     assert (made.status, made.checkpoint_id, made.prompt) == ("selected", "mochi", "mochit, reading on a train")
     other = checkin.ask("h_kirin's vessa quill lora, sleeping on a leaf", NOW)
     assert (other.status, other.reason) == ("no_match", "Close candidates exist, but none of them is by h_kirin.")
+
+
+def test_the_creator_one_is_who_made_it(checkin):
+    assert checkin.ask("ren amari at the beach", NOW).status == "clarify"  # two creators' Ren Amari
+    result = checkin.ask("ren amari (the kozue_k one) at the beach", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "ren-a")
+    assert result.prompt == "a renamari at the beach"
+
+
+def test_what_a_description_says_of_any_model_is_no_evidence(checkin):
+    result = checkin.ask("the lora that makes everything look like zombies, a ruined mall", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "zombies")
+
+
+def test_a_misspelt_name_never_stands_for_a_kind_word(checkin):
+    result = checkin.ask("lowra lora, dark moody portrait by candlelight", NOW)
+    assert result.status == "no_match"

@@ -71,7 +71,9 @@ def test_weights_come_from_the_request_and_leave_the_prompt(checkin):
 
 
 def test_webui_network_tags_name_the_set_and_a_negative_prompt_is_split_off(checkin):
-    result = checkin.ask("<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW)
+    result = checkin.ask(
+        "<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW
+    )
     assert _set(result) == [("lyra", 0.8), ("inkwash", 0.45)]
     assert result.negative_prompt == "blurry, lowres"
     assert result.prompt == "lyravenn, a girl by a lake, in inkwash style"
@@ -144,3 +146,15 @@ def test_strengths_are_read_where_they_are_said():
     assert weights("at half strength") == [0.5]
     # times, counts, versions and sizes are no strengths
     assert weights("at 3 pm, at 1, neon lora 1.5, v0.6, a 0.5m cat, go to 3 places") == []
+
+
+def test_webui_tags_name_files_by_their_stem_or_their_folder(settings):
+    """The bundled zoo's LoRAs are diffusers folders (``biscuit-v2/pytorch_lora_weights.safetensors``): a tag names
+    the folder, as the WebUI names a file by its stem."""
+    from pathlib import Path
+
+    repository = Repository(settings)
+    assert repository.import_paths([Path(__file__).parents[1] / "assets" / "zoo" / "repository"]).ok
+    result = CheckIn(repository).ask("<lora:biscuit-v2:0.8> <lora:doodle-v3:0.5> a dog on a skateboard", NOW)
+    assert _set(result) == [("biscuit-v2", 0.8), ("doodle-v3", 0.5)]
+    assert result.prompt == "<doodle-v3>, a <biscuit-v2> on a skateboard"

@@ -1,12 +1,12 @@
 """Several checkpoints in one image: a request that names a model in more than one place.
 
-"hu tao in my ghibli background lora", "the corgi lora with the pixel art style lora at 0.6", two WebUI tags: each
-place the request names a model is a *part*, read and decided as a request naming one model is, and the image takes
-one checkpoint per part. A part is a phrase the request marks as a model (a kind word, "my", a WebUI tag) or the
-noun phrase it opens with when a card is called by it and it holds a name; scene words never make one ("tracer by a
-window" with a window-light LoRA is Tracer alone). A part that is ambiguous gets its own question; a part the
-repository lacks is an honest no match; checkpoints of different bases, or two full models, are refused with both
-named.
+"hu tao in my ghibli background lora", "the corgi lora with the pixel art style lora at 0.6", "malenia with the
+claymation lora", two WebUI tags: each place the request names a model is a *part*, read and decided as a request
+naming one model is, and the image takes one checkpoint per part. A part is a phrase the request calls a model (a
+kind word, "my", a WebUI tag), or a name listed beside one with a connector that a card is called by in nearly all
+its words; scene words never make one ("tracer by a window" with a window-light LoRA is Tracer alone). A part that
+is ambiguous gets its own question; a part the repository lacks is an honest no match; checkpoints of different
+bases, or two full models, are refused with both named.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, R
 from personalq.checkin.tokens import field_tokens
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
-from personalq.repository.weighted import DEFAULT_WEIGHT, WeightedId
 
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
 _JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
@@ -34,15 +33,15 @@ _BETWEEN_NAMES = re.compile(
     + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
     + r")\b"
 )
-# a card called by this much of the words of two parts together is one model named with a connector ("tom and
-# jerry lora"), not two
+# a card called by this much of some words is named by them: two parts' words together are one model named with a
+# connector ("tom and jerry lora"), and words the request does not call a model are a model's name all the same
 ONE_MODEL_COVERAGE = 0.75
 NAMED_AMONG = 5  # best candidates of unmarked words, one of which must be called by them
 FULL_MODELS = ("dreambooth", "checkpoint")  # kinds that replace the UNet: an image can use one
 _ROLE_WORDS = (  # (role, words of a card's name or tags that give it that role), first match wins
     ("background", {"background", "backgrounds", "scenery", "landscape", "environment", "backdrop", "place"}),
     ("detail", {"detail", "details", "detailer", "tweaker", "slider", "enhancer", "tool", "quality", "hands"}),
-    ("style", {"style", "styles", "artstyle", "art style", "aesthetic", "medium", "artist"}),
+    ("style", {"style", "styles", "artstyle", "aesthetic", "medium", "artist"}),
     ("concept", {"concept", "clothing", "outfit", "pose", "poses", "costume", "object", "action", "props"}),
 )
 
@@ -70,18 +69,6 @@ class Composition:
     parts: list[Part]
     refusal: str = ""  # the status is no match with this reason (mixed bases, two full models, a missing part)
     missing: Part | None = None  # the part no checkpoint fits, when that is the refusal
-
-    def picks(self) -> list[WeightedId]:
-        """The chosen checkpoint of every decided part, in the request's order."""
-        return [
-            WeightedId(checkpoint_id=p.decision.chosen.id, weight=_weight(p), role=role_of(p.decision.chosen))
-            for p in self.parts
-            if p.decision.status == "selected"
-        ]
-
-
-def _weight(part: Part) -> float:
-    return DEFAULT_WEIGHT if part.weight is None else part.weight
 
 
 def role_of(card: StoredCheckpoint) -> str:
@@ -228,10 +215,10 @@ def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
 
 
 def _families(part: Part) -> set[str]:
-    """The models a part's words name: its decision's and every candidate its words cover."""
-    return {r.card.family or r.card.id for r in part.ranking.candidates if r.coverage >= MIN_COVERAGE} | {
-        c.family or c.id for c in part.decision.remaining
-    }
+    """The models a part names: its decision's, or, when it decided none, every candidate its words cover."""
+    if part.decision.remaining:
+        return {c.family or c.id for c in part.decision.remaining}
+    return {r.card.family or r.card.id for r in part.ranking.candidates if r.coverage >= MIN_COVERAGE}
 
 
 def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:

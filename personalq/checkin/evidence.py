@@ -116,6 +116,11 @@ def _idf(families: int, having: int) -> float:
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
 
+GENERIC_WEIGHT_STEMS = frozenset(
+    "pytorch_lora_weights adapter_model learned_embeds learned_embeds_2 diffusion_pytorch_model model".split()
+)
+
+
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
 
@@ -126,7 +131,10 @@ class SelectionIndex:
         self.by_file_stem: dict[str, list[StoredCheckpoint]] = defaultdict(list)
         for card in cards:
             if card.weights:
-                self.by_file_stem[PurePath(card.weights).stem.casefold()].append(card)
+                path = PurePath(card.weights)
+                # diffusers and PEFT folders hold files of one generic name: the folder names the model
+                stem = path.parent.name if path.stem in GENERIC_WEIGHT_STEMS else path.stem
+                self.by_file_stem[stem.casefold()].append(card)
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         self._creators = set().union(*(fields["creator"] for fields in per_card))

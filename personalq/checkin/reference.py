@@ -266,7 +266,9 @@ def read_reference(
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
         elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
-            makers.update(_joined_runs(text, runs, i - 1))  # "android 18 (the h_madoka one)": who made it
+            handle = _joined_runs(text, runs, i - 1)
+            makers.update(handle)  # "android 18 (the h_madoka one)": who made it
+            markers.update({handle[0] - 1, i})  # "the" and "one" go with it
         elif _possessive(text, runs[i]) and names(owner := _joined(text, runs, i)):
             phrase.add(i)
             forward(i)
