@@ -2,8 +2,8 @@
 a strength changed and the image drawn again without Check-in, the visitor's gallery across a reload, and the
 downloaded PNG naming every adapter at its weight in the WebUI's ``parameters`` chunk.
 
-The demo zoo's cards say no role (character, style), so Check-in picks one checkpoint per request there; the
-second joins through the chat's own search box, as a person adds one by hand."""
+The request names its character and its style the WebUI's way (``<lora:name:weight>``): the demo zoo's cards say no
+role, so words alone select one checkpoint there. A checkpoint also joins through the chat's own search box."""
 
 from __future__ import annotations
 
@@ -66,59 +66,71 @@ def chip_names(chat) -> str:
     return " ".join(chat.locator("#chips [id$='-name']:visible").all_inner_texts())
 
 
-def test_two_checkpoints_a_strength_changed_and_the_png_names_both(chat, tmp_path):
+def downloaded(chat, tmp_path: Path, name: str):
+    """The parameters of the gallery's newest image, downloaded from its preview as a person saves it."""
+    chat.locator("#history .thumbnail-item").first.click()
+    with chat.expect_download(timeout=TIMEOUT) as download:
+        chat.locator("#history button[aria-label='Download']").click()
+    saved = tmp_path / name
+    download.value.save_as(saved)
+    chat.keyboard.press("Escape")  # out of the gallery's preview
+    parameters = read_parameters(saved)
+    assert parameters is not None
+    return parameters
+
+
+def networks(parameters) -> set[tuple[str, float]]:
+    return {(n.name, n.weight) for n in parameters.networks}
+
+
+def test_a_character_and_a_style_a_strength_changed_and_the_png_names_both(chat, tmp_path):
     assert not chat.locator("#stop").is_visible()  # nothing is being drawn
     type_into(chat, "#steps input[type=number]", "4")
     type_into(chat, "#seed input", "7")  # one seed: the images below differ by their checkpoints and strengths only
-    send(chat, "teddy bear v2 on a beach")
+    send(chat, "<lora:teddybear-v2:0.8> <lora:doodle-v1:0.6> a bear on a beach")
     wait_for_gallery(chat, 1)
-    assert "Teddybear bear v2" in chip_names(chat) and not chat.locator("#chip-1").is_visible()
+    assert "Teddybear bear v2" in chip_names(chat) and "Doodle drawing v1" in chip_names(chat)  # two chips
+    strengths = [chat.input_value(f"#chip-{slot}-strength input[type=number]") for slot in (0, 1)]
+    assert sorted(strengths) == ["0.6", "0.8"]
     assert not chat.locator("#stop").is_visible()  # shown only while the image was made
-
-    # the style joins from the repository's search, and the image is drawn again with both
-    chat.fill("#chip-search textarea", "doodle drawing")
-    chat.press("#chip-search textarea", "Enter")
-    chat.wait_for_function(
-        "document.querySelector('#chip-found input').value.includes('Doodle drawing')", timeout=TIMEOUT
-    )
-    chat.click("#chip-add")
-    wait_for_gallery(chat, 2)
-    assert "Teddybear bear v2" in chip_names(chat) and "Doodle drawing" in chip_names(chat)
+    character = 0 if "Teddybear" in chat.inner_text("#chip-0-name") else 1
 
     # a strength changed: drawn again with the same prompt, no new Check-in turn in the conversation
     said = chat.locator("#chat .message").count()
-    type_into(chat, "#chip-0-strength input[type=number]", "0.55")
-    wait_for_gallery(chat, 3)
-    assert images_in_gallery(chat) == 3
+    type_into(chat, f"#chip-{character}-strength input[type=number]", "0.55")
+    wait_for_gallery(chat, 2)
+    assert images_in_gallery(chat) == 2  # both images
     assert chat.locator("#chat .message").count() == said + 1  # the new image only
     newest, before = (pixels(chat, i) for i in (0, 1))
     assert newest.size == before.size and newest.tobytes() != before.tobytes()  # the strength changed the image
     labels = chat.locator("#chat img").evaluate_all("images => images.map(i => i.alt)")
-    assert len(labels) >= 4 and all(labels), labels  # the card's preview and three images, each described
+    assert len(labels) >= 3 and all(labels), labels  # the card's preview and both images, each described
 
     # the newest image, downloaded, says how it was made in the WebUI's parameters chunk
-    chat.locator("#history .thumbnail-item").first.click()
-    with chat.expect_download(timeout=TIMEOUT) as download:
-        chat.locator("#history button[aria-label='Download']").click()
-    saved = tmp_path / "downloaded.png"
-    download.value.save_as(saved)
-    parameters = read_parameters(saved)
-    assert parameters is not None
-    assert {(n.name, n.weight) for n in parameters.networks} == {("teddybear-v2", 0.55), ("doodle-v1", 1.0)}
+    parameters = downloaded(chat, tmp_path, "both.png")
+    assert networks(parameters) == {("teddybear-v2", 0.55), ("doodle-v1", 0.6)}
     assert "<teddybear-v2>" in parameters.prompt and "<doodle-v1>" in parameters.prompt
     assert (parameters.steps, parameters.width, parameters.height) == (4, 64, 64)
     assert chat.input_value("#seed input") == str(parameters.seed)  # the click put its settings back
 
     # the style removed: its trigger leaves the prompt, and the image is drawn with the character alone
-    chat.keyboard.press("Escape")  # out of the gallery's preview
-    chat.click("#chip-1-remove")
-    wait_for_gallery(chat, 4)
+    chat.click(f"#chip-{1 - character}-remove")
+    wait_for_gallery(chat, 3)
     assert not chat.locator("#chip-1").is_visible()
-    newest = tmp_path / "newest.png"
-    newest.write_bytes(served(chat, 0))
-    alone = read_parameters(newest)
-    assert [(n.name, n.weight) for n in alone.networks] == [("teddybear-v2", 0.55)]
+    alone = downloaded(chat, tmp_path, "alone.png")
+    assert networks(alone) == {("teddybear-v2", 0.55)}
     assert "<doodle-v1>" not in alone.prompt and "<teddybear-v2>" in alone.prompt
+
+    # and back from the repository's search box, at full strength
+    chat.fill("#chip-search textarea", "doodle drawing")
+    chat.press("#chip-search textarea", "Enter")
+    chat.wait_for_function(
+        "document.querySelector('#chip-found input').value.includes('Doodle drawing v1')", timeout=TIMEOUT
+    )
+    chat.click("#chip-add")
+    wait_for_gallery(chat, 4)
+    assert "Teddybear bear v2" in chip_names(chat) and "Doodle drawing v1" in chip_names(chat)
+    assert networks(downloaded(chat, tmp_path, "again.png")) == {("teddybear-v2", 0.55), ("doodle-v1", 1.0)}
 
 
 def test_the_gallery_survives_a_reload_and_an_image_gives_its_settings_back(chat):
