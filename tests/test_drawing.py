@@ -22,6 +22,7 @@ from personalq.drawing import (
 from personalq.image_history import ImageHistory
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import Weighted
+from personalq.repository.weights_name import weights_name
 from personalq.serving.allowance import Refused
 from personalq.serving.generation import GenerationParams
 from personalq.serving.png_parameters import read_parameters
@@ -110,6 +111,8 @@ def test_the_png_names_every_adapter_at_its_weight_and_gives_the_same_set_back(s
     assert repository.import_paths([folder]).ok
     corgi, ink = repository.get("mochi-corgi-v2"), repository.get("ink-wash-v1")
     assert (file_stem(corgi), file_stem(ink)) == ("mochiCorgi_v2", "ink-wash-v1")  # the file's stem, or the id
+    # diffusers' one file name for every LoRA says nothing: its folder names the model, as Check-in reads a tag
+    assert weights_name("zoo/weights/teddybear-v2/pytorch_lora_weights.safetensors") == "teddybear-v2"
 
     drawing = Drawing("mochicorgi in the rain, inkwash style", (Weighted(corgi, 0.8), Weighted(ink, -0.5)))
     params = GenerationParams(steps=12, guidance=6.5, seed=1234, width=64, height=96, negative_prompt="blurry")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weights_name import weights_name
 from personalq.serving.checkpoints import replaces_unet
 from personalq.serving.composition import Composition
 from personalq.serving.generation import GenerationParams
@@ -56,17 +57,10 @@ def stored_scheduler(base: str) -> tuple[str, dict]:
     return str(config.get("_class_name", "")), config
 
 
-# the file names diffusers gives every adapter and model it saves: such a stem names no checkpoint in particular
-GENERIC_STEMS = frozenset(
-    {"pytorch_lora_weights", "learned_embeds", "diffusion_pytorch_model", "adapter_model", "model", "unet"}
-)
-
-
 def file_stem(checkpoint: StoredCheckpoint) -> str:
-    """The name the WebUI knows a checkpoint file by: its stem (a folder's name), else the card's id (also for
-    diffusers' generic file names, which every LoRA saved by diffusers shares)."""
-    stem = Path(checkpoint.weights_path).stem if checkpoint.weights_path else ""
-    return checkpoint.id if not stem or stem in GENERIC_STEMS else stem
+    """The name the WebUI knows a checkpoint file by (:func:`~personalq.repository.weights_name.weights_name`: its
+    stem, or its folder's name for diffusers' generic file names), else the card's id."""
+    return weights_name(checkpoint.weights_path) if checkpoint.weights_path else checkpoint.id
 
 
 def autov2(checkpoint: StoredCheckpoint) -> str:

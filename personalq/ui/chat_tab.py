@@ -59,8 +59,22 @@ ADVANCED_LINE = (
 )
 # the outputs of every event that draws, in this order: the /chat endpoint answers with the visible ones (the
 # conversation, the image, the readout, the message box) as it always has; the rest are states, whose changes
-# update the chips, the size presets and the negative prompt (:func:`_wire`), and the Stop button
-DRAW_OUTPUTS = ("history", "state", "image", "stats", "message", "drawing", "asked_negative", "last_seed", "stop")
+# update the chips, the size presets, the negative prompt and the gallery (:func:`_wire`), and the Stop button
+# 128 random bits as 32 hex digits, drawn in the page (crypto.getRandomValues works without HTTPS, randomUUID not)
+NEW_GALLERY_ID_JS = """(kept) => kept || Array.from(crypto.getRandomValues(new Uint8Array(16)),
+    (b) => b.toString(16).padStart(2, "0")).join("")"""
+DRAW_OUTPUTS = (
+    "history",
+    "state",
+    "image",
+    "stats",
+    "message",
+    "drawing",
+    "asked_negative",
+    "last_seed",
+    "newest_image",
+    "stop",
+)
 
 
 def _assistant(text: str, options: list[str] | None = None) -> dict:
@@ -150,15 +164,20 @@ def build_chat_tab(
     admin: gr.State,
     warmup: Warmup | None = None,
 ):
-    """The tab's components and events; returns the memory readout with its inputs and output, and the other
-    (handler, inputs, outputs) the page runs on load (the visitor's gallery)."""
+    """The tab's components and events; returns the memory readout with its inputs and output, and what registers
+    the tab's own load events on the app (the visitor's gallery)."""
     callbacks = _callbacks(conversation, engine, outputs_dir, previews_dir, access, warmup)
     tab = _layout(engine, access, backend)
     _wire(tab, callbacks, admin)
-    loads = [
-        (callbacks.restore, [tab.gallery_id], [tab.gallery_id, tab.gallery]),
-    ]
-    return callbacks.memory_readout, tab.readout_inputs, tab.memory, loads
+
+    def on_load(app: gr.Blocks) -> None:
+        """The browser draws its gallery id at once if it keeps none (in the page, before anything can be sent, so
+        every image lands in the folder the gallery shows), then the server shows that gallery."""
+        app.load(None, tab.gallery_id, tab.gallery_id, js=NEW_GALLERY_ID_JS).then(
+            callbacks.restore, tab.gallery_id, [tab.gallery_id, tab.gallery], api_visibility="private"
+        )
+
+    return callbacks.memory_readout, tab.readout_inputs, tab.memory, on_load
 
 
 @dataclass
@@ -272,6 +291,7 @@ def _callbacks(
                         stats=stats,
                         stop=gr.Button(visible=False),
                         last_seed=params.seed,
+                        newest_image=path.name,
                     )
                 elif frame.image is not None:
                     # the chat is unchanged while it denoises: only the preview and the readout are sent, once per
@@ -659,6 +679,7 @@ class _Tab:
     gallery_id: gr.BrowserState
     last_seed: gr.State
     asked_negative: gr.State
+    newest_image: gr.State
 
     @property
     def draw_outputs(self) -> list:
@@ -671,6 +692,7 @@ class _Tab:
             "drawing": self.drawing,
             "asked_negative": self.asked_negative,
             "last_seed": self.last_seed,
+            "newest_image": self.newest_image,
             "stop": self.stop,
         }
         return [named[name] for name in DRAW_OUTPUTS]
@@ -687,6 +709,7 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
     drawing = gr.State(None)  # the Drawing last drawn (or set from the gallery): what the chips edit
     last_seed = gr.State(None)
     asked_negative = gr.State("")  # the negative prompt Check-in read from the last request
+    newest_image = gr.State("")  # the file name of the image last drawn: when it changes, the gallery shows it
     gallery_id = gr.BrowserState("", storage_key="personalq-gallery")
     with gr.Row():
         with gr.Column(scale=3):
@@ -821,12 +844,13 @@ def _layout(engine: Engine, access: WriteAccess, backend: str) -> _Tab:
         gallery_id,
         last_seed,
         asked_negative,
+        newest_image,
     )
 
 
 def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
     """Sending, option buttons, the chips, Add and Draw again draw (one generation at a time), Stop cancels them,
-    the gallery takes each finished image; a click in the gallery puts that image's settings back; the memory readout
+    the gallery shows each finished image; a click in the gallery puts that image's settings back; the memory readout
     follows the precision controls, and releasing the budget slider sets the budget."""
     outputs = tab.draw_outputs
     settings = [*tab.controls, tab.gallery_id, admin]
@@ -872,8 +896,7 @@ def _wire(tab: _Tab, callbacks: _Callbacks, admin: gr.State) -> None:
                 **one_at_a_time,
             )
         )
-    for event in events:  # the finished image joins the gallery
-        event.then(callbacks.show_gallery, tab.gallery_id, tab.gallery, api_visibility="private")
+    tab.newest_image.change(callbacks.show_gallery, tab.gallery_id, tab.gallery, api_visibility="private")
     tab.stop.click(lambda: gr.Button(visible=False), None, tab.stop, cancels=events, api_visibility="private")
     # the chips and the size presets follow the set drawn; a request's own negative prompt fills its box
     tab.drawing.change(
