@@ -13,8 +13,10 @@ set_applied`, as the engine calls it: the LoRAs' tensors already read into its c
 
 Applying is ``load_lora_weights`` once per adapter (peft wraps each targeted layer, then copies the adapter's
 tensors in) and one ``set_adapters`` for the weights; removing is one ``unload_lora_weights`` for the whole set.
-The median of ``--repeats`` runs after one warm-up is reported, and the Markdown report is written to
-``benchmarks/results/compose-adapters.md``.
+Each round times every set once, so that all see the same load on a shared machine; the median and range of
+``--repeats`` rounds after one warm-up round are reported. Last, the embedding is loaded as diffusers loads it by
+itself and as serving does (its token table grown first, without transformers' mean resizing), taking turns. The
+Markdown report is written to ``benchmarks/results/compose-adapters.md``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from real_size import card, prepare, settings_for  # noqa: E402 (the sibling ben
 from personalq import compute  # noqa: E402
 from personalq.repository.service import Repository  # noqa: E402
 from personalq.repository.weighted import Weighted  # noqa: E402
+from personalq.serving.adapter_files import (  # noqa: E402
+    load_textual_inversion,
+    read_textual_inversion,
+    unload_textual_inversion,
+)
 from personalq.serving.checkpoints import load_base, set_applied  # noqa: E402
 from personalq.serving.composition import Composition  # noqa: E402
 from personalq.serving.engine import Engine  # noqa: E402
@@ -71,23 +78,56 @@ def sets(repository: Repository) -> dict[str, list[Weighted]]:
     }
 
 
-def timed(engine: Engine, uses: list[Weighted], precision: str, repeats: int) -> tuple[float, float]:
-    """Median (apply, remove) seconds of ``uses`` on the UNet ``precision`` runs on, as the engine applies them."""
+def timed(engine: Engine, uses: list[Weighted], precision: str) -> tuple[float, float]:
+    """(apply, remove) seconds of one request's ``uses`` on the UNet ``precision`` runs on, as the engine applies
+    them: the LoRAs' tensors from its cache, inside ``weights_read_repeatedly``."""
     composition = Composition.of(uses)
     base = engine.base_location(composition.anchor)
     pipe = engine.pipeline(base)
     config = precision_config(precision)
     pipe.unet = engine.float_unet(base) if config is None else engine.quantized_unet(composition.anchor, config).unet
-    loras = {use.id: engine.adapter(use.checkpoint) for use in composition.loras}  # read once, as the cache holds
-    timings = []
-    for _ in range(repeats + 1):  # the first is a warm-up
-        with contextlib.ExitStack() as stack:
+    loras = {use.id: engine.adapter(use.checkpoint) for use in composition.loras}
+    with contextlib.ExitStack() as stack:
+        started = time.perf_counter()
+        with weights_read_repeatedly():
+            stack.enter_context(set_applied(pipe, composition.applied, loras))
+        applied = time.perf_counter()
+    return applied - started, time.perf_counter() - applied
+
+
+def embedding_rows(engine: Engine, repository: Repository, repeats: int) -> list[str]:
+    """Loading the embedding as diffusers does by itself (its token table grown with transformers' default
+    ``mean_resizing``) against :func:`load_textual_inversion` (grown first without it), taking turns."""
+    pipe = engine.pipeline(engine.base_location(card(repository)))
+    token = repository.get(EMBEDDING)
+    embedding = read_textual_inversion(Path(token.weights_path))
+
+    def by_diffusers() -> None:
+        vectors = embedding.embeddings["text_encoder"]
+        pipe.load_textual_inversion(vectors, token=token.canonical_trigger, text_encoder=pipe.text_encoder)
+
+    def grown_first() -> None:
+        load_textual_inversion(pipe, embedding, token.canonical_trigger)
+
+    timings: dict[str, list[float]] = {"diffusers alone (mean resizing)": [], "grown first (served)": []}
+    for round_ in range(repeats + 1):
+        for (label, load), times in zip(
+            (("diffusers alone (mean resizing)", by_diffusers), ("grown first (served)", grown_first)),
+            timings.values(),
+        ):
             started = time.perf_counter()
-            with weights_read_repeatedly():
-                stack.enter_context(set_applied(pipe, composition.applied, loras))
-            applied = time.perf_counter()
-        timings.append((applied - started, time.perf_counter() - applied))
-    return statistics.median(t[0] for t in timings[1:]), statistics.median(t[1] for t in timings[1:])
+            load()
+            loaded = time.perf_counter() - started
+            unload_textual_inversion(pipe, embedding, token.canonical_trigger)
+            if round_:
+                times.append(loaded)
+    return ["| loading the embedding | seconds |", "|---|---|"] + [
+        f"| {label} | {spread(times)} |" for label, times in timings.items()
+    ]
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main() -> None:
@@ -104,12 +144,28 @@ def main() -> None:
     settings = settings_for(args.work)
     repository = Repository(settings)
     engine = Engine(settings, calibration_captions=4, calibration_steps=2)
-    rows = ["| set | precision | apply (s) | remove (s) | per request (s) |", "|---|---|---|---|---|"]
+    rows = [
+        "| set | precision | apply (s) | remove (s) | per request (s) | vs one LoRA |",
+        "|---|---|---|---|---|---|",
+    ]
+    load_before = os.getloadavg()[0]
     for precision in args.precisions.split(","):
-        for label, uses in sets(repository).items():
-            apply_s, remove_s = timed(engine, uses, precision, args.repeats)
-            log.info("%s at %s: apply %.3f s, remove %.3f s", label, precision, apply_s, remove_s)
-            rows.append(f"| {label} | {precision} | {apply_s:.2f} | {remove_s:.2f} | {apply_s + remove_s:.2f} |")
+        timings: dict[str, list[tuple[float, float]]] = {label: [] for label in sets(repository)}
+        for round_ in range(args.repeats + 1):  # round 0 warms up; each round times every set, so all see one load
+            for label, uses in sets(repository).items():
+                apply_s, remove_s = timed(engine, uses, precision)
+                log.info("%s at %s: apply %.3f s, remove %.3f s", label, precision, apply_s, remove_s)
+                if round_:
+                    timings[label].append((apply_s, remove_s))
+        one = statistics.median(a + r for a, r in timings["one LoRA"])
+        for label, measured in timings.items():
+            total = statistics.median(a + r for a, r in measured)
+            rows.append(
+                f"| {label} | {precision} | {spread([a for a, _ in measured])} | {spread([r for _, r in measured])} "
+                f"| {total:.2f} | {total / one:.2f}x |"
+            )
+    embedding = embedding_rows(engine, repository, args.repeats)
+    load_after = os.getloadavg()[0]
     lora = engine.adapter(card(repository))
     parameters = sum(t.numel() for t in lora.state_dict.values()) / 1e6
     modules = len({key.split(".")[0] for key in lora.state_dict})
@@ -121,10 +177,13 @@ def main() -> None:
             f"torch {torch.__version__} · {torch.get_num_threads()} threads · {os.cpu_count()} CPUs",
             "",
             f"Each LoRA: rank 32 kohya-ss, {modules} modules, {parameters:.1f} M parameters (UNet and text encoder); "
-            "the embedding: 4 vectors. Median of "
-            f"{args.repeats} requests after a warm-up; the tensors are already in the engine's cache.",
+            f"the embedding: 4 vectors. Median (and range) of {args.repeats} requests after a warm-up, the sets "
+            "taking turns in each round; the tensors are already in the engine's cache. Load average "
+            f"{load_before:.1f} before and {load_after:.1f} after (other work shared the CPUs).",
             "",
             *rows,
+            "",
+            *embedding,
             "",
         ]
     )

@@ -22,7 +22,7 @@ from restoration import Snapshot, adapter_layers, difference
 from personalq.config import load_settings
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import Weighted
-from personalq.serving.checkpoints import load_base
+from personalq.serving.checkpoints import CheckpointLoadError, load_base
 from personalq.serving.composition import Composition, CompositionError
 from personalq.serving.engine import Engine
 from personalq.serving.generation import GenerationParams
@@ -180,9 +180,10 @@ def test_a_dreambooth_unet_carries_the_set_and_two_full_unets_are_refused(world)
     assert not adapter_layers(engine.pipeline(engine.base_location(cards.marblecat)), unet)
     Snapshot.of(engine.pipeline(engine.base_location(cards.marblecat)), unet=unet).assert_same(before, "fine-tune")
 
-    other = card("copperdream-v2", "checkpoint", "cpprdrm")
-    with pytest.raises(CompositionError, match="marblecat-dreambooth.*copperdream-v2.*one UNet"):
-        list(engine.generate([*tuned, Weighted(other)], PROMPT))
+    for kind in ("dreambooth", "checkpoint"):  # a second DreamBooth, or a WebUI single-file checkpoint
+        other = card("copperdream-v2", kind, "cpprdrm")
+        with pytest.raises(CompositionError, match="marblecat-dreambooth.*copperdream-v2.*one UNet"):
+            list(engine.generate([*tuned, Weighted(other)], PROMPT))
 
 
 def test_a_set_that_mixes_bases_is_refused_naming_both(world):
@@ -207,3 +208,17 @@ def test_ray_routes_a_set_by_its_anchor_and_batches_only_equal_weights(world):
     assert tuned.variant == variant_id(cards.marblecat, "FP32")
     with pytest.raises(CompositionError, match="sd-1.5 .*sdxl"):  # refused in the app, before it travels
         GenerationRequest.of([Weighted(cards.pixelfox), Weighted(card("inkwolf-xl", "lora", "x", base="sdxl"))], "")
+
+
+def test_a_set_that_fails_to_load_leaves_nothing_behind(world):
+    """A second embedding under a token the first already added is refused by diffusers after the first loaded and
+    the token table grew: everything comes off again."""
+    engine, cards = world
+    twin = card("glimmerkat-copy", "textual_inversion", "glimmerkat", Path(cards.glimmerkat.weights_path))
+    pipe = engine.pipeline(engine.base_location(cards.pixelfox))
+    unets = served_unets(engine, cards.pixelfox, "FP32")
+    before = Snapshot.of(pipe, **unets)
+    with pytest.raises(CheckpointLoadError, match="glimmerkat-copy"):
+        list(engine.generate([*cards.set(pixelfox=1.0, glimmerkat=1.0), Weighted(twin)], PROMPT, params=PARAMS))
+    assert not adapter_layers(pipe, *unets.values())
+    Snapshot.of(pipe, **unets).assert_same(before, "after a refused set")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 
 import gradio as gr
@@ -72,13 +73,12 @@ def build_app(
     settings = runtime.settings
     guards = guards or Guards.for_settings(settings)
     access = write_access(settings, public)
-    checkin = make_checkin(settings, runtime.repository)
+    checkin = make_checkin(settings, runtime.repository)  # one, with one card index, for the chat and the rater
+    threading.Thread(target=checkin.cache.prepare, name="checkin-index", daemon=True).start()
     conversation = Conversation(checkin, runtime.repository)
     rating = RatingService(
         settings,
-        PairMaker(
-            runtime.repository, make_checkin(settings, runtime.repository), engine, settings.rating_dir / "images"
-        ),
+        PairMaker(runtime.repository, checkin, engine, settings.rating_dir / "images"),
         VoteStore(runtime.repository),
     )
     with gr.Blocks(title="PersonalQ") as app:
