@@ -114,7 +114,8 @@ class Abuser:
         return threads
 
     def _join(self) -> None:
-        body = {"data": [REQUEST, [], None, *LARGEST, False], "fn_index": self.fn_index, "session_hash": self.session}
+        data = [REQUEST, [], None, *LARGEST, "", None, False]  # ... no negative prompt, no gallery id, not an admin
+        body = {"data": data, "fn_index": self.fn_index, "session_hash": self.session}
         with httpx.Client(timeout=30) as http:
             for _ in range(self.max_joins):
                 if self.stop.is_set():

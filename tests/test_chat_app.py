@@ -92,7 +92,8 @@ def test_a_no_match_explains_and_offers_the_nearest(page):
 
 
 def test_switching_precision_changes_the_memory_readout(page):
-    page.wait_for_function("document.querySelector('#memory').innerText.includes('FP32')", timeout=60_000)
+    page.get_by_text("Advanced").click()  # the precision settings are folded away
+    page.wait_for_function("document.querySelector('#memory')?.innerText.includes('FP32')", timeout=60_000)
     full = page.inner_text("#memory")
     page.get_by_label("W4A8").check()
     page.wait_for_function("document.querySelector('#memory').innerText.includes('W4A8')", timeout=60_000)

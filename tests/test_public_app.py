@@ -221,10 +221,13 @@ def test_the_app_serves_its_images_with_the_home_outside_cwd_and_temp(outside_ap
         "the latest teddy bear", [], "FP32", True, 2048, 0, 2, 5.0, "64 x 64", False, api_name="/chat"
     )
     assert "image ready" in stats
-    files = [part for m in history for part in m["content"] if part.get("type") == "file"]
-    # the card's preview (copied into the home's previews) and the final image (in the home's outputs) came back
-    assert [f["alt_text"].startswith("preview of") for f in files] == [True, False]
-    assert all(Path(f["file"]).read_bytes()[:4] == b"\x89PNG" for f in files)
+    pictures = [part for m in history for part in m["content"] if part.get("type") == "component"]
+    # the card's preview (copied into the home's previews) and the final image (in the home's outputs) are served
+    assert [p["constructor_args"]["label"].startswith("Preview of") for p in pictures] == [True, False]
+    assert all(p["constructor_args"]["alt_text"] for p in pictures)
+    for picture in pictures:
+        served = httpx.get(f"{app.local_url}gradio_api/file={picture['value']}", timeout=30)
+        assert served.status_code == 200 and served.content[:4] == b"\x89PNG"
     _table, gallery, _count = client.predict("glass fox", "", "", api_name="/browse")
     assert gallery and Path(gallery[0]["image"]).read_bytes()[:4] == b"\x89PNG"
 

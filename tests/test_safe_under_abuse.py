@@ -150,11 +150,32 @@ def test_the_signed_in_admin_uploads_and_imports_cards(served, tmp_path):
 # -- a fair share of the generator (findings 1, 6) --------------------------------------------------------------
 
 
+def chat_inputs(budget=2048, seed=0, steps=1, guidance=5.0) -> list:
+    """/chat's inputs as the page sends them: message, history, chat state, precision, trigger-aware, budget, seed,
+    steps, guidance, size, float K/V, negative prompt, gallery id, admin state."""
+    return [
+        "the latest teddy bear",
+        [],
+        None,
+        "FP32",
+        True,
+        budget,
+        seed,
+        steps,
+        guidance,
+        "64 x 64",
+        False,
+        "",
+        None,
+        False,
+    ]
+
+
 def join(app, session: str, steps: int = 1) -> httpx.Response:
     """A raw queue join of one /chat generation, as a script does it (it never opens the event stream)."""
     fn_index = next(i for i, fn in app.fns.items() if fn.api_name == "chat")
     body = {
-        "data": ["the latest teddy bear", [], None, "FP32", True, 2048, 0, steps, 5.0, "64 x 64", False, False],
+        "data": chat_inputs(steps=steps),
         "fn_index": fn_index,
         "session_hash": session,
     }
@@ -318,7 +339,7 @@ def raw_chat(app, budget, seed, steps, guidance) -> dict:
 
     session = uuid.uuid4().hex
     fn_index = next(i for i, fn in app.fns.items() if fn.api_name == "chat")
-    data = ["the latest teddy bear", [], None, "FP32", True, budget, seed, steps, guidance, "64 x 64", False, False]
+    data = chat_inputs(budget, seed, steps, guidance)
     body = json.dumps({"data": data, "fn_index": fn_index, "session_hash": session})
     joined = httpx.post(
         f"{app.local_url}gradio_api/queue/join", content=body, headers={"content-type": "application/json"}, timeout=30

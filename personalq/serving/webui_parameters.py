@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weights_name import weights_name
 from personalq.serving.checkpoints import replaces_unet
 from personalq.serving.composition import Composition
 from personalq.serving.generation import GenerationParams
@@ -57,8 +58,9 @@ def stored_scheduler(base: str) -> tuple[str, dict]:
 
 
 def file_stem(checkpoint: StoredCheckpoint) -> str:
-    """The name the WebUI knows a checkpoint file by: its stem (a folder's name), else the card's id."""
-    return Path(checkpoint.weights_path).stem if checkpoint.weights_path else checkpoint.id
+    """The name the WebUI knows a checkpoint file by (:func:`~personalq.repository.weights_name.weights_name`: its
+    stem, or its folder's name for diffusers' generic file names), else the card's id."""
+    return weights_name(checkpoint.weights_path) if checkpoint.weights_path else checkpoint.id
 
 
 def autov2(checkpoint: StoredCheckpoint) -> str:

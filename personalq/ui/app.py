@@ -85,7 +85,7 @@ def build_app(
         gr.Markdown("# PersonalQ\nYour personalized diffusion checkpoints: find the one you mean, serve it quantized.")
         admin = gr.State(False)  # this session signed in with the admin token
         with gr.Tab("Chat", id="chat"):
-            memory_readout, readout_inputs, memory = build_chat_tab(
+            memory_readout, readout_inputs, memory, chat_on_load = build_chat_tab(
                 conversation,
                 engine,
                 settings.outputs_dir,
@@ -101,6 +101,7 @@ def build_app(
             build_rater_tab(rating, guards.downloads)
         app.load(browse, list(inputs), list(outputs))
         app.load(memory_readout, readout_inputs, memory)
+        chat_on_load(app)
     return app
 
 
