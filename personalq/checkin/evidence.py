@@ -21,13 +21,13 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import PurePath
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weights_name import weights_name
 
 # how much a match in each field says about which checkpoint is meant
 FIELD_WEIGHTS = {
@@ -116,11 +116,6 @@ def _idf(families: int, having: int) -> float:
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
 
-GENERIC_WEIGHT_STEMS = frozenset(
-    "pytorch_lora_weights adapter_model learned_embeds learned_embeds_2 diffusion_pytorch_model model".split()
-)
-
-
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
 
@@ -131,10 +126,7 @@ class SelectionIndex:
         self.by_file_stem: dict[str, list[StoredCheckpoint]] = defaultdict(list)
         for card in cards:
             if card.weights:
-                path = PurePath(card.weights)
-                # diffusers and PEFT folders hold files of one generic name: the folder names the model
-                stem = path.parent.name if path.stem in GENERIC_WEIGHT_STEMS else path.stem
-                self.by_file_stem[stem.casefold()].append(card)
+                self.by_file_stem[weights_name(card.weights).casefold()].append(card)
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         self._creators = set().union(*(fields["creator"] for fields in per_card))
