@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.service import CheckpointFilter, CheckpointNotFound, Repository
-from personalq.repository.weighted import MAX_WEIGHT, MIN_WEIGHT, ROLES, Weighted
+from personalq.repository.weighted import MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, Weighted
 from personalq.serving.allowance import Refused, params_from
 from personalq.serving.checkpoints import replaces_unet
 from personalq.serving.composition import Composition as ServedSet
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 RANDOM_SEED = -1  # what the seed box holds for "draw a new seed each time"
 MAX_NEGATIVE_CHARS = 1000
-MAX_USES = len(ROLES)  # at most one checkpoint per role: also what the chat shows chips for
+MAX_USES = MAX_CHECKPOINTS  # also what the chat shows chips for
 WEIGHT_STEP = 0.05  # the strength slider's step
 
 

@@ -158,3 +158,9 @@ def test_webui_tags_name_files_by_their_stem_or_their_folder(settings):
     result = CheckIn(repository).ask("<lora:biscuit-v2:0.8> <lora:doodle-v3:0.5> a dog on a skateboard", NOW)
     assert _set(result) == [("biscuit-v2", 0.8), ("doodle-v3", 0.5)]
     assert result.prompt == "<doodle-v3>, a <biscuit-v2> on a skateboard"
+
+
+def test_an_image_takes_at_most_five_checkpoints(checkin):
+    tags = " ".join(f"<lora:model_{i}:0.5>" for i in range(40))
+    with pytest.raises(InvalidRequest, match="at most 5"):
+        checkin.ask(f"{tags} a portrait", NOW)

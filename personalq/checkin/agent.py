@@ -40,7 +40,7 @@ from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
-from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, WeightedId
+from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
@@ -197,6 +197,10 @@ class CheckIn:
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
             )
         query, tags = network_tags(query)
+        if len(tags) > MAX_CHECKPOINTS:
+            raise InvalidRequest(
+                f"An image takes at most {MAX_CHECKPOINTS} checkpoints; this request names {len(tags)}."
+            )
         query = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,")
         now = now or dt.datetime.now()
         self.cache.refresh()

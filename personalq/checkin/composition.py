@@ -23,6 +23,7 @@ from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, R
 from personalq.checkin.tokens import field_tokens
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.weighted import MAX_CHECKPOINTS
 
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
 _JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
@@ -307,6 +308,10 @@ def compose(
     if len(found) < len(parts):
         missing = next(p for p in parts if p.decision.status == "no_match")
         return Composition(parts, refusal=missing.decision.reason, missing=missing)
+    if len(parts) > MAX_CHECKPOINTS:
+        return Composition(
+            parts, refusal=f"An image takes at most {MAX_CHECKPOINTS} checkpoints; this names {len(parts)}."
+        )
     bases = {_architecture(p.decision.chosen) for p in parts if p.decision.status == "selected"}
     parts = [_same_base(p, next(iter(bases)) if len(bases) == 1 else None) for p in parts]
     return Composition(parts, refusal=_refusal(parts))

@@ -19,6 +19,7 @@ MIN_WEIGHT, MAX_WEIGHT = -2.0, 2.0
 DEFAULT_WEIGHT = 1.0
 # what a composed image is made of, by the role each checkpoint plays in it; at most one of each
 ROLES = ("subject", "style", "concept", "background", "detail")
+MAX_CHECKPOINTS = len(ROLES)  # in one image: what Check-in selects at most and the chat shows chips for
 
 
 class WeightedId(BaseModel):
