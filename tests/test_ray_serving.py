@@ -178,5 +178,6 @@ def test_a_chat_request_streams_an_image_through_the_replicas(on_ray, browser): 
     send(page, "mochi v3 on a beach")
     page.wait_for_selector("#chat mark", timeout=60_000)
     wait_for_image(page)
+    page.get_by_text("Advanced").click()  # the serving readout is folded away with the precision settings
     page.wait_for_function("document.body.innerText.includes('Ray Serve: 2 replicas')", timeout=30_000)
     page.close()
