@@ -78,15 +78,36 @@ class PairMaker:
         self.secret = secret or home_secret(repository.settings.home)
         self.engine = engine
         self.image_dir = Path(image_dir) if image_dir else None
-        self.methods = {"checkin": make_method("checkin", repository, checkin)}
-        for name in baselines:
-            try:
-                self.methods[name] = make_method(name, repository, checkin)
-            except MethodUnavailable as reason:
-                log.info("baseline %s left out: %s", name, reason)
-        self.baselines = [name for name in baselines if name in self.methods]
+        self._methods = {"checkin": make_method("checkin", repository, checkin)}
+        self._checkin, self._wanted = checkin, baselines
+        self._baselines: list[str] | None = None  # built on first use (see :attr:`methods`)
+        self._building = threading.Lock()
         self._picks: dict[tuple[str, str], Pick] = {}
-        self._lock = threading.Lock()  # Check-in is not shared across threads; raters' requests arrive on several
+        self._lock = threading.Lock()  # one pick at a time: raters' requests arrive on several threads
+
+    @property
+    def methods(self) -> dict:
+        """Check-in and every baseline available (built on first use: :meth:`_build_baselines`)."""
+        self._build_baselines()
+        return self._methods
+
+    @property
+    def baselines(self) -> list[str]:
+        self._build_baselines()
+        return self._baselines
+
+    def _build_baselines(self) -> None:
+        """The baselines are built on first use, not with the app: one may read every card (the dense one embeds
+        them all, minutes at 100,000 cards), and a home nobody rates in should not pay for it at start-up."""
+        with self._building:
+            if self._baselines is not None:
+                return
+            for name in self._wanted:
+                try:
+                    self._methods[name] = make_method(name, self.repository, self._checkin)
+                except MethodUnavailable as reason:
+                    log.info("baseline %s left out: %s", name, reason)
+            self._baselines = [name for name in self._wanted if name in self._methods]
 
     def baseline_for(self, item: RatingItem) -> str:
         return self.baselines[_seed(item.id) % len(self.baselines)]
