@@ -22,12 +22,12 @@ _AFTER = re.compile(
     rf"|(?<![\w.]){_NUMBER.replace('n>', 'n3>').replace('pct>', 'pct3>')}\s*{_KEY}\b)"
     r"(?![\w.])"
 )
-# words for a strength: "a little of" before the name, "at half strength" after it
 # a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8" ("lora 1.5" is
 # more often a version)
 _AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]?\s*(?P<n>0?\.\d+)(?![\w.%])")
 # a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping"
 _IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|$)|\s+(?:and|with|plus)\b)")
+# words for a strength: "a little of" before the name, "at half strength" after it
 _LITTLE = re.compile(
     r"(?i)\b(?:just\s+)?(?:a\s+)?(?:little\s+(?:bit\s+)?|bit\s+|touch\s+|hint\s+|dash\s+|tiny\s+bit\s+)of\b"
 )
