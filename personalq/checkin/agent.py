@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.composition import Composition, Part, compose, role_of
+from personalq.checkin.composition import Composition, Part, compose, role_of, span_of
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
@@ -360,10 +360,7 @@ class CheckIn:
                 session=session_id,
                 engine=engine,
                 intent=intent.describe(),
-                alternatives=[
-                    Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at)
-                    for c in decision.alternatives
-                ],
+                alternatives=_alternatives(decision.alternatives),
             )
         if decision.phrasing:
             text, options = decision.phrasing
@@ -378,10 +375,7 @@ class CheckIn:
             weight=weight,
             negative=negative,
         )
-        if session_id:
-            self.store.update(session_id, "clarify", state)
-        else:
-            session_id = self.store.create(query, now, "clarify", state)
+        session_id = self._keep_question(session_id, query, now, state)
         return CheckinResult(
             status="clarify",
             question=text,
@@ -391,6 +385,13 @@ class CheckIn:
             engine=engine,
             intent=intent.describe(),
         )
+
+    def _keep_question(self, session_id: str | None, query: str, now: dt.datetime, state: SessionState) -> str:
+        """Store a question's state in its session, a new one for a first question; returns the session's id."""
+        if session_id:
+            self.store.update(session_id, "clarify", state)
+            return session_id
+        return self.store.create(query, now, "clarify", state)
 
     # -- several checkpoints in one image ----------------------------------------------------------------
 
@@ -413,9 +414,7 @@ class CheckIn:
                 reason=composition.refusal,
                 engine=self.reasoner.name,
                 intent=intent.describe(),
-                alternatives=[
-                    Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at) for c in offered if c
-                ],
+                alternatives=_alternatives([c for c in offered if c]),
             )
         parts = [
             PartState(
@@ -435,9 +434,10 @@ class CheckIn:
         """The checkpoint a WebUI tag names: the one whose weights file it names, else one called by it."""
         files = self.cache.index().by_file_stem.get(name.casefold(), [])
         intent, reference = self._understand(f"{name.replace('_', ' ')} lora", now)
+        if len(files) == 1:  # no search: the file names it
+            return Part(set(), Ranking([], reference), Decision("selected", files), weight, name=name)
         ranking = retrieve(self.cache, intent, reference)
-        decision = Decision("selected", files[:1]) if len(files) == 1 else self._decide(intent, ranking)
-        return Part(set(), ranking, decision, weight, name=name)
+        return Part(set(), ranking, self._decide(intent, ranking), weight, name=name)
 
     def _answer_part(
         self,
@@ -472,10 +472,7 @@ class CheckIn:
             question = ask(cards)
             state.candidate_ids, state.options = [c.id for c in cards], question.options
             text = f"For {open_part.label}: {question.text[0].lower()}{question.text[1:]}"
-            if session_id:
-                self.store.update(session_id, "clarify", state)
-            else:
-                session_id = self.store.create(query, now, "clarify", state)
+            session_id = self._keep_question(session_id, query, now, state)
             return CheckinResult(
                 status="clarify",
                 question=text,
@@ -525,7 +522,7 @@ class CheckIn:
                 continue
             part = reference.with_phrase(positions)
             cuts += [span for span in naming_spans(part, card) if not overlaps(span, intent.style_spans)]
-            start, end = min(reference.spans[k][0] for k in positions), max(reference.spans[k][1] for k in positions)
+            start, end = span_of(reference, positions)
             if not overlaps((start, end), intent.style_spans):
                 cuts.append((start, end))  # a name joined by a connector goes whole ("simple light and shadow")
             joined = _JOINED_BEFORE.search(intent.text[:start])
@@ -542,3 +539,8 @@ class CheckIn:
 
 def _or_default(weight: float | None) -> float:
     return DEFAULT_WEIGHT if weight is None else weight
+
+
+def _alternatives(cards: list[StoredCheckpoint]) -> list[Alternative]:
+    """The nearest checkpoints a no match offers."""
+    return [Alternative(checkpoint_id=c.id, name=c.name, created_at=c.created_at) for c in cards]

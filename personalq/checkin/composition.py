@@ -81,7 +81,8 @@ def role_of(card: StoredCheckpoint) -> str:
     return "style" if card.styles and not card.subjects else "subject"
 
 
-def _span(reference: Reference, words: set[int]) -> tuple[int, int]:
+def span_of(reference: Reference, words: set[int]) -> tuple[int, int]:
+    """Where ``words`` stand in the request: from the first one's start to the last one's end."""
     return min(reference.spans[k][0] for k in words), max(reference.spans[k][1] for k in words)
 
 
@@ -211,7 +212,7 @@ _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora"), not only a
     style ("in sketch style")?"""
-    start, end = _span(reference, words)
+    start, end = span_of(reference, words)
     return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]))
 
 
@@ -284,7 +285,7 @@ def compose(
     groups = _joined_names(cache, intent.text, reference, groups)
     if len(groups) + len(tagged) < 2:
         return None
-    spans = [_span(reference, words) for words in groups]
+    spans = [span_of(reference, words) for words in groups]
     owner = _owner(intent, spans)
     weights = _strengths(intent, spans)
     parts: list[Part] = []
@@ -317,4 +318,4 @@ def compose(
     return Composition(parts, refusal=_refusal(parts))
 
 
-__all__ = ["Composition", "Part", "compose", "marked_parts", "role_of"]
+__all__ = ["Composition", "Part", "compose", "marked_parts", "role_of", "span_of"]
