@@ -40,6 +40,7 @@ CARDS = [
     ("ren-a", "Ren Amari", "rena", "v1", ["renamari"], ["character"], "2023-04-01"),
     ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
     ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
+    ("becher", "Becher", "becher", "v1", ["bechr"], ["photography"], "2023-04-04"),
 ]
 
 CREATORS = {
@@ -195,3 +196,14 @@ def test_what_a_description_says_of_any_model_is_no_evidence(checkin):
 def test_a_misspelt_name_never_stands_for_a_kind_word(checkin):
     result = checkin.ask("lowra lora, dark moody portrait by candlelight", NOW)
     assert result.status == "no_match"
+
+
+def test_a_possessive_that_ends_its_clause_is_a_place_not_an_owner(checkin):
+    # "mochi" names a model, but "at a mochi's" is where the picture is, not whose model
+    result = checkin.ask("vessa quill eating at a mochi's", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "vessa")
+
+
+def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(checkin):
+    assert checkin.ask("windaw light v2 over a bed", NOW).checkpoint_id == "window-2"
+    assert checkin.ask("my escher lora, endless stairs", NOW).status == "no_match"

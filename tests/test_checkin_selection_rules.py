@@ -171,6 +171,12 @@ CARDS = [
         "",
         "2023-01-01",
     ),
+    # a release letter after a version's number, and two models of one name told apart by a version's word
+    ("tape-12", "Loop Tape v1.2", "looptape", "v1.2", ["rtape"], [], "", "2023-05-01"),
+    ("tape-12r", "Loop Tape v1.2R", "looptape", "v1.2R", ["rtape"], [], "", "2023-04-01"),
+    ("gear-ren", "Gear Maiden REN", "gearmaiden", "REN", ["gear maiden"], [], "", "2023-05-01"),
+    ("gear-kai", "Gear Maiden KAI", "gearmaiden", "KAI", ["gear maiden"], [], "", "2023-05-02"),
+    ("gear-v2", "gear_maiden Gear_V2", "gear_maiden", "Gear_V2", ["gear maiden"], [], "", "2023-06-01"),
 ]
 
 
@@ -434,3 +440,16 @@ def test_what_follows_a_named_kind_word_is_the_picture(checkin, request_text, ex
 )
 def test_later_and_earlier_order_the_versions(checkin, request_text, expected):
     assert picked(checkin, request_text) == ("selected", expected)
+
+
+def test_a_release_letter_after_the_number_picks_that_release(checkin):
+    assert picked(checkin, "loop tape v1.2R, girl at a rainy bus stop") == ("selected", "tape-12r")
+    result = checkin.ask("loop tape v1.2R, girl at a rainy bus stop", NOW)
+    assert result.prompt == "rtape, girl at a rainy bus stop"
+    # the number alone fits both labels that have it
+    assert checkin.ask("loop tape v1.2, girl at a rainy bus stop", NOW).status == "clarify"
+
+
+def test_words_said_of_the_version_tell_two_models_of_one_name_apart(checkin):
+    assert checkin.ask("gear maiden flying over a city", NOW).status == "clarify"
+    assert picked(checkin, "gear maiden, the REN version, flying over a city") == ("selected", "gear-ren")

@@ -43,7 +43,8 @@ FIELD_WEIGHTS = {
 # fields whose differences between versions tell the versions apart
 VERSION_FIELDS = ("name", "version", "trigger")
 FUZZY_MIN_LENGTH = 5
-FUZZY_MIN_RATIO = 84.0
+FUZZY_MIN_RATIO = 83.0
+FUZZY_SURE_RATIO = 84.0
 PREFIX_MIN_LENGTH = 4
 PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
@@ -254,7 +255,10 @@ class SelectionIndex:
             for token, ratio, _ in process.extract(
                 text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5
             ):
-                found.append((token, (ratio / 100.0) ** 2))
+                # one letter changed in a six-letter word is a typo only where the word still starts the same:
+                # "maniak" is "maniac", "escher" is not "becher"
+                if ratio >= FUZZY_SURE_RATIO or (len(token) == len(text) and token[0] == text[0]):
+                    found.append((token, (ratio / 100.0) ** 2))
         if prefix and len(text) >= PREFIX_MIN_LENGTH and not is_unspaced(text):
             start = bisect.bisect_left(self.vocabulary, text)
             for token in self.vocabulary[start : start + 20]:

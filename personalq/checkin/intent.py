@@ -59,6 +59,7 @@ _CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", sta
 _CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
 _VERSION = re.compile(
     r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
+    r"(?:[a-z](?![a-z0-9]))?"  # a release letter after the number: "v1.2R", "v3b"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
     r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))",
     re.I,

@@ -160,6 +160,18 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
                 lambda c: version_matches(intent.version_parts, c) or bool(said and said.search(c.name)),
             )
         )
+    written = squash(intent.text[slice(*intent.version_span)]) if intent.version_span else ""
+    if re.search(r"\d[a-z]$", written) and not re.match(r"[-_.]\w", intent.text[intent.version_span[1] :]):
+        # a release letter said with the number picks that release over its siblings ("v1.2R", not "v1.2"); a
+        # number alone fits every label that has it ("v3.0" and "v3.0 (for waifu VAEs)")
+        whole = {c.family or c.id for c in cards if squash(str(c.version or "")) == written}
+        if whole:
+            steps.append(
+                (
+                    f"none of them is labelled {written}",
+                    lambda c: (c.family or c.id) not in whole or squash(str(c.version or "")) == written,
+                )
+            )
     if created:
         label = " or ".join(dict.fromkeys(w.label.split()[0] if len(created) > 2 else w.label for w in created))
         steps.append(
@@ -237,7 +249,12 @@ def _leaders(
             label_words = _labelled_words(members, words, lambda k: words[k].forms[0] in versioned)
         most_labelled = max(label_words.values())
         kept.update(cid for cid, n in label_words.items() if n == most_labelled)
-    return [r for r in leading if r.card.id in kept]
+    leading = [r for r in leading if r.card.id in kept]
+    if versioned:  # "a-mecha musume, the REN version": across models too, the labels that say the version's words
+        said = _labelled_words(leading, words, lambda k: words[k].forms[0] in versioned)
+        most_said = max(said.values(), default=0)
+        leading = [r for r in leading if said[r.card.id] == most_said]
+    return leading
 
 
 def _labelled_words(members: list[Ranked], words: list, counted: Callable[[int], bool]) -> dict[str, int]:

@@ -269,7 +269,7 @@ def read_reference(
             handle = _joined_runs(text, runs, i - 1)
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
             markers.update({handle[0] - 1, i})  # "the" and "one" go with it
-        elif _possessive(text, runs[i]) and names(owner := _joined(text, runs, i)):
+        elif _owner(text, runs, lowered, i, boundary_between) and names(owner := _joined(text, runs, i)):
             phrase.add(i)
             forward(i)
             if only_creators(owner) and phrase - {i}:
@@ -594,6 +594,17 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
     end = run[1]
     return text[end - 2 : end].lower() in ("'s", "’s")
+
+
+def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
+    """Is run ``i`` a possessive that owns the words after it ("hahafofo's big head")? Not one that ends its clause
+    or follows "a": "eating at a wendy's" names a place, not whose model."""
+    return (
+        _possessive(text, runs[i])
+        and i + 1 < len(runs)
+        and not boundary_between(i, i + 1)
+        and not (i > 0 and lowered[i - 1] in _INDEFINITE)
+    )
 
 
 __all__ = [
