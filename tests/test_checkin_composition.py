@@ -164,3 +164,26 @@ def test_an_image_takes_at_most_five_checkpoints(checkin):
     tags = " ".join(f"<lora:model_{i}:0.5>" for i in range(40))
     with pytest.raises(InvalidRequest, match="at most 5"):
         checkin.ask(f"{tags} a portrait", NOW)
+
+
+def test_the_name_a_request_opens_with_and_one_webui_tag_make_a_pair(checkin):
+    result = checkin.ask("lyra venn in a long coat, <lora:ink_wash_style:0.7>, a misty harbor", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.7)]
+    # a role the request opens with names no model: "woman" is the picture
+    assert _set(checkin.ask("woman reading in a cafe, <lora:ink_wash_style:0.7>", NOW)) == [("inkwash", 0.7)]
+
+
+def test_a_crossover_x_and_a_bare_weight_after_a_name_list_models(checkin):
+    result = checkin.ask("lyra venn x ink wash style lora, walking in the rain", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 1.0)]
+    assert result.prompt == "lyravenn, inkwash style, walking in the rain"
+    result = checkin.ask("lyra venn, ink_wash_style:0.6, walking in the rain", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.6)]
+    assert "0.6" not in result.prompt
+    assert _set(checkin.ask("lyra venn lora, weight:0.6, walking in the rain", NOW)) == [("lyra", 0.6)]
+
+
+def test_a_number_said_beats_a_little_of(checkin):
+    result = checkin.ask("lyra venn lora and a little bit of the film grain lora (0.3), portrait at dusk", NOW)
+    assert _set(result) == [("lyra", 1.0), ("grain", 0.3)]
+    assert "0.3" not in result.prompt and "(" not in result.prompt

@@ -110,6 +110,7 @@ def test_the_prompt_keeps_the_picture_and_puts_the_trigger_in_once(checkin, requ
         ("1girl, cammyms, sf6, gloves", "cammyms"),
         ("sugimori ken \\(style\\)", "sugimori ken (style)"),
         ("<lora:hilda1-000010:1>", ""),
+        (" <lora:qiyana>", "qiyana"),
         ("<lora:hilda1-000010:1> hilda", "hilda"),
         ("<otter-pal>", "<otter-pal>"),
     ],

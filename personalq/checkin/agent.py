@@ -107,6 +107,10 @@ class InvalidRequest(ValueError):
 
 # a WebUI network tag in a request: "<lora:mochiCorgi_v2:0.8> mochicorgi sitting in a park"
 _WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::(?P<weight>[^<>:]*))?(?::[^<>]*)?>", re.I)
+# a name with a WebUI weight joined to it and no brackets: "kanzaki kaori, baroqueai:0.6, holding a katana"
+_BARE_NETWORK = re.compile(
+    r"(?<![\w:/<.])(?P<name>[^\W\d_][\w.-]*[^\W_]):(?P<weight>[01]?\.\d+|[01])(?![\w.:])", re.I
+)
 # the WebUI's second prompt written into a request: "a corgi in the rain, negative: blurry, lowres"
 _NEGATIVE = re.compile(r"(?i)(?:^|[\s,.;(])(?:negative(?:\s+prompt)?|negatives|neg)\s*[:=]\s*(?P<negative>.*)$", re.S)
 
@@ -130,12 +134,33 @@ def split_negative(text: str) -> tuple[str, str]:
 
 
 # the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
-_JOINED_BEFORE = re.compile(r"(?i)\s*(?:\band|\bwith|\bplus|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?$")
+_JOINED_BEFORE = re.compile(r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?$")
+
+
+_KEYED = re.compile(r"(?i)strength|weight|power|str|intensity|scale|neg|negative|cfg|steps|seed|lora|lyco|locon")
+
+
+def _bracketed(text: str) -> str:
+    """``name:0.6`` outside a tag written as the tag it stands for, ``<lora:name:0.6>`` ("weight:0.6" is no name)."""
+    pieces, last = [], 0
+    for tag in _WEBUI_NETWORK.finditer(text):
+        pieces += [text[last : tag.start()], tag.group(0)]
+        last = tag.end()
+    pieces.append(text[last:])
+    return "".join(
+        piece
+        if k % 2
+        else _BARE_NETWORK.sub(
+            lambda m: m.group(0) if _KEYED.fullmatch(m.group("name")) else f"<lora:{m.group(0)}>", piece
+        )
+        for k, piece in enumerate(pieces)
+    )
 
 
 def network_tags(text: str) -> tuple[str, list[tuple[str, float | None]]]:
     """A request's WebUI tags: two or more are taken out and returned as (file name, weight), each to be found on
     its own (a tag's name is one name, "sitting_backwards_on_chair"); one is read in place as "NAME lora"."""
+    text = _bracketed(text)
     tags = list(_WEBUI_NETWORK.finditer(text))
     if len(tags) < 2:
         return _WEBUI_NETWORK.sub(_network, text), []
@@ -534,7 +559,7 @@ class CheckIn:
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
         for mark, (_, card) in reversed(list(zip(SLOTS, named))):  # a trigger with no place goes in front
             text = rewrite_prompt(text, card, request=query, mark=mark)
-        return SLOT_RANGE.sub("", text).strip(" ,")
+        return re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")  # a trigger-less part's comma
 
 
 def _or_default(weight: float | None) -> float:

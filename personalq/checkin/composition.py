@@ -30,7 +30,7 @@ _JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
-    r"(?i)[,;+&]|\b(?:and|with|plus|in|using|und|mit|et|avec|y|con|e)\b|\b(?:"
+    r"(?i)[,;+&]|\b(?:and|with|plus|in|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
     + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
     + r")\b"
 )
@@ -168,7 +168,8 @@ def _owner(intent: Intent, spans: list[tuple[int, int]]) -> int:
 def _strengths(intent: Intent, spans: list[tuple[int, int]]) -> list[float | None]:
     """Each part's strength: one said after it ("the ink lora at 0.4") or before it ("a little of the grain lora")."""
     weights: list[float | None] = [None] * len(spans)
-    for strength in intent.strengths:
+    # a number said beats "a little of" said of the same part ("a little bit of the pastel lora (0.3)")
+    for strength in sorted(intent.strengths, key=lambda s: s.forward):
         if strength.forward:
             after = [i for i, (start, _) in enumerate(spans) if start >= strength.span[1]]
             target = after[0] if after else None

@@ -126,7 +126,8 @@ class Reference:
     head: set[int] = field(default_factory=set)  # the words before the scene begins ("toph" of "toph bending ...")
     series: set[int] = field(default_factory=set)  # the words after "from" that say where the head is from
     # names listed beside the marked ones, unmarked ("malenia" of "malenia with the claymation lora", both of
-    # "kcutetanks and cosmic landscapes, ..."): another model's name only where a card is called by it (composition)
+    # "kcutetanks and cosmic landscapes, ...") and the name the request opens with ("ritsuko akagi in a lab coat, ...
+    # <lora:...>"): another model's name only where a card is called by it (composition)
     listed: list[set[int]] = field(default_factory=list)
 
     @property
@@ -307,11 +308,13 @@ def read_reference(
     head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
-    listed = [
-        found
-        for names in _listed(text, runs, lowered, phrase | markers | makers)
-        if (found := {k for i in names for k in run_to_words.get(i, ())})
-    ]
+    named_runs = _listed(text, runs, lowered, phrase | markers | makers)
+    if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
+        opening = set().union(*_head(text, runs, lowered, boundary_between)) - markers - makers
+        named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
+        if named and not opening & phrase and not any(opening & names for names in named_runs):
+            named_runs.insert(0, opening)
+    listed = [found for names in named_runs if (found := {k for i in names for k in run_to_words.get(i, ())})]
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
     phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
@@ -352,7 +355,8 @@ def _opens_scene(word: str, following: str = "") -> bool:
     )
 
 
-_LISTING = frozenset("and with w plus using und mit et avec y con".split())  # between names listed together
+# between names listed together ("qiyana x viking punk lora": the "x" of a crossover)
+_LISTING = frozenset("and with w plus using x und mit et avec y con".split())
 _AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
 _LIST_MARK = re.compile(r"[,+&;]|\bw/")
 _JOINED_BY = re.compile(r"[+&]|\bw/")  # marks that join two names as a connector word does

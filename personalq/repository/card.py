@@ -76,7 +76,7 @@ def derive_subjects(name: str, tags: list[str], description: str) -> list[str]:
     return out[:12]
 
 
-_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|hypernet|embedding):[^>]*>", re.I)
+_WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|hypernet|embedding):(?P<name>[^:>]*)[^>]*>", re.I)
 _WEBUI_ESCAPE = re.compile(r"\\([()\[\]{}:])")
 # booru tags that say what the training images showed, not who: never the identity of a tag list
 _GENERIC_TAGS = re.compile(
@@ -90,8 +90,13 @@ def prompt_trigger(trained: str) -> str:
     """One trained word as an image prompt takes it: WebUI network tags (``<lora:name:1>``) dropped, WebUI escapes
     undone (``sugimori ken \\(style\\)`` -> ``sugimori ken (style)``), and of a tag list ("hmmisaki, 1girl, long hair,
     pleated skirt, ...") its identity tag, the first that is not generic: the other tags describe the training
-    images and would contradict the outfit or scene a person asks for."""
+    images and would contradict the outfit or scene a person asks for. A trained word that is only a network tag
+    (``<lora:qiyana>``) gives the name it loads when that is a word, the one word that says who (a file's name
+    with a step count, ``hilda1-000010``, is no word the model learned)."""
     text = _WEBUI_ESCAPE.sub(r"\1", _WEBUI_NETWORK.sub(" ", trained or ""))
+    tag = _WEBUI_NETWORK.search(trained or "")
+    if not text.strip() and tag and re.fullmatch(r"[^\W\d_]+(?:[ _][^\W\d_]+)*", tag.group("name").strip()):
+        text = tag.group("name").replace("_", " ")
     tags = [" ".join(tag.split()) for tag in text.split(",")]
     tags = [tag for tag in tags if tag]
     return next((tag for tag in tags if not _GENERIC_TAGS.match(tag)), tags[0] if tags else "")
