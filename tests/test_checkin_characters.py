@@ -41,6 +41,7 @@ CARDS = [
     ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
     ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
     ("becher", "Becher", "becher", "v1", ["bechr"], ["photography"], "2023-04-04"),
+    ("sakuya", "Sakuya 咲夜 / Moon Garden", "sakuya", "v1", ["skya"], ["character", "moon garden", "月之庭"], "2023-04-05"),
 ]
 
 CREATORS = {
@@ -207,3 +208,21 @@ def test_a_possessive_that_ends_its_clause_is_a_place_not_an_owner(checkin):
 def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(checkin):
     assert checkin.ask("windaw light v2 over a bed", NOW).checkpoint_id == "window-2"
     assert checkin.ask("my escher lora, endless stairs", NOW).status == "no_match"
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # "<series>的<name>" / "<series>の<name>" is the name and where it is from, each found on its own
+        ("月之庭的咲夜，在花园里喝茶", ("selected", "sakuya")),
+        # a series the repository has without the name is an honest no match
+        ("月之庭的芙宁娜，在花园里喝茶", ("no_match", None)),
+        # a series no card has says nothing of who: the name alone decides
+        ("チェンソーマンの咲夜、雪の中で笑ってる", ("selected", "sakuya")),
+    ],
+)
+def test_a_series_and_name_joined_by_a_particle(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected
+    if result.status == "no_match":
+        assert "from 月之庭 there is Sakuya" in result.reason

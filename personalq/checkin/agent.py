@@ -32,6 +32,7 @@ from personalq.checkin.reference import (
     Reference,
     name_position,
     naming_spans,
+    origin_first,
     read_reference,
     reference_spans,
 )
@@ -226,7 +227,7 @@ class CheckIn:
             raise InvalidRequest(
                 f"An image takes at most {MAX_CHECKPOINTS} checkpoints; this request names {len(tags)}."
             )
-        query = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,")
+        query = origin_first(re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,"))
         now = now or dt.datetime.now()
         self.cache.refresh()
         intent, reference = self._understand(query, now)

@@ -318,9 +318,8 @@ def _what(ranking: Ranking) -> str:
 
 def _series_reason(ranking: Ranking, from_series: list[StoredCheckpoint]) -> str:
     """ "No Ezio; from Assassin's Creed there is Altaïr v2.": what the series has, when the character is not there."""
-    words = ranking.reference.words
-    head = " ".join(words[k].forms[0] for k in sorted(ranking.reference.head))
-    series = " ".join(words[k].forms[0] for k in sorted(ranking.reference.series))
+    reference = ranking.reference
+    head, series = reference.written(reference.head), reference.written(reference.series)
     names = list(dict.fromkeys(c.name for c in from_series))
     listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return f"No {head} in the repository; from {series} there is {listed}."

@@ -12,6 +12,7 @@ inside a phrase they are the reason a request names nothing we have ("my moomin 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -129,6 +130,12 @@ class Reference:
     # "kcutetanks and cosmic landscapes, ...") and the name the request opens with ("ritsuko akagi in a lab coat, ...
     # <lora:...>"): another model's name only where a card is called by it (composition)
     listed: list[set[int]] = field(default_factory=list)
+    text: str = ""  # the request read
+
+    def written(self, positions: set[int]) -> str:
+        """The words at ``positions`` as the request wrote them ("芙宁娜", not its pairs "芙宁 宁娜")."""
+        spans_ = sorted({self.spans[k] for k in positions})
+        return " ".join(self.text[start:end] for start, end in spans_)
 
     @property
     def has_phrase(self) -> bool:
@@ -342,7 +349,20 @@ def read_reference(
         head=head,
         series=series,
         listed=listed,
+        text=unicodedata.normalize("NFKC", text),  # what the spans index
     )
+
+
+# a request that opens with "<series>的<name>" / "<series>の<name>" and a comma: who, from where ("原神的派蒙，在吃...")
+_CJK = r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]"
+_CJK_ORIGIN = re.compile(rf"^(?P<series>{_CJK}{{2,}}?)[的の](?P<name>{_CJK}{{2,}})(?=\s*[,，、。])")
+
+
+def origin_first(text: str) -> str:
+    """ "原神的芙宁娜，在歌剧院里唱歌" read as "芙宁娜 from 原神，...": the name and its series, each found on its own, as
+    "furina from genshin" is (a series present without the name is then an honest no match that offers it)."""
+    m = _CJK_ORIGIN.match(text)
+    return f"{m.group('name')} from {m.group('series')}{text[m.end():]}" if m else text
 
 
 def _opens_scene(word: str, following: str = "") -> bool:
@@ -618,6 +638,7 @@ __all__ = [
     "STOPWORDS",
     "name_position",
     "naming_spans",
+    "origin_first",
     "read_reference",
     "reference_spans",
 ]

@@ -9,6 +9,8 @@ inside its windows instead.
 
 from __future__ import annotations
 
+import numpy as np
+
 import gc
 import threading
 from collections import defaultdict
@@ -18,12 +20,13 @@ from dataclasses import dataclass
 from personalq.checkin.evidence import Evidence, SelectionIndex
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import Reference
-from personalq.checkin.tokens import field_tokens
+from personalq.checkin.tokens import field_tokens, is_unspaced
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
 WINDOW_LIMIT = 400
 HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken as the name (reasoning's MIN_COVERAGE)
+UNSPACED_SERIES_COVERAGE = 0.8
 NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
 SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
@@ -167,6 +170,8 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
         return True
     if headed.series and float(index.score(headed.words, headed.series).coverage.max()) >= HEAD_COVERAGE:
         return True  # "subaru natsuki from re:zero": a series the repository has; who from it is checked after
+    if headed.series and float(index.score(headed.words, headed.head).coverage.max()) >= HEAD_COVERAGE:
+        return True  # "姫野 from チェンソーマン": a series no card spells, said of a name one card has
     words = [headed.words[k] for k in headed.head]
     return len(words) <= SHORT_HEAD and any(not any(index.names(f) for f in w.forms) for w in words)
 
@@ -178,12 +183,26 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     Overlord's Albedo). A candidate failing either keeps its score, with no coverage."""
     named = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in reference.head)
     head = index.score(reference.words, reference.head).coverage
-    series = index.score(reference.words, reference.series).coverage
-    known = len(series) and float(series.max()) >= HEAD_COVERAGE
+    if not any(index.mass(reference.words[k]) for k in reference.head):
+        head = np.zeros_like(head)  # "芙宁娜 from 原神": character pairs no card has name no one we have
+    said = index.score(reference.words, reference.series)
+    series = said.coverage
+    # a series in a script without spaces is one a card has when the card has nearly all its pairs, those no card
+    # has included: a few pairs ("ーマ", "マン" of "チェンソーマン") are in many unrelated names
+    unspaced = all(is_unspaced(reference.words[k].forms[0]) for k in reference.series)
+    least = UNSPACED_SERIES_COVERAGE if unspaced else HEAD_COVERAGE
+    if unspaced:
+        series = np.zeros_like(series)
+        for i, found in said.matched.items():
+            series[i] = len(found & reference.series) / len(reference.series)
+    known = len(series) and float(series.max()) >= least
     for r in candidates:
         i = index.position[r.card.id]
-        r.of_series = not known or series[i] >= HEAD_COVERAGE
-        r.coverage = (min(r.coverage, float(head[i])) if named else r.coverage) if r.of_series else 0.0
+        r.of_series = not known or series[i] >= least
+        if not r.of_series:
+            r.coverage = 0.0
+        elif named:  # a series no card has says nothing of who: the name alone ("姫野 from チェンソーマン")
+            r.coverage = min(r.coverage, float(head[i])) if known else float(head[i])
 
 
 def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
