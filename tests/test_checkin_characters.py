@@ -37,7 +37,7 @@ CARDS = [
     ("nilla-1", "Nilla Brook v1", "nilla", "v1", ["nillab"], ["character"], "2022-10-01"),
     ("nilla-2", "Nilla Brook v2", "nilla", "v2", ["nillab"], ["character"], "2023-03-01"),
     ("nilla-3", "Nilla Brook v3", "nilla", "v3", ["nillab"], ["character"], "2023-05-01"),
-    ("ren-a", "Ren Amari", "rena", "v1", ["renamari"], ["character"], "2023-04-01"),
+    ("ren-a", "Ren Amari", "rena", "v1", ["renamari"], ["character", "gym leader", "microphone"], "2023-04-01"),
     ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
     ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
     ("becher", "Becher", "becher", "v1", ["bechr"], ["photography"], "2023-04-04"),
@@ -184,6 +184,8 @@ def test_a_creator_handle_with_underscores_is_one_maker(checkin):
 
 def test_the_creator_one_is_who_made_it(checkin):
     assert checkin.ask("ren amari at the beach", NOW).status == "clarify"  # two creators' Ren Amari
+    # a scene word one of them is tagged with does not tell them apart
+    assert checkin.ask("ren amari singing into a microphone at her gym on stream", NOW).status == "clarify"
     result = checkin.ask("ren amari (the kozue_k one) at the beach", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "ren-a")
     assert result.prompt == "a renamari at the beach"

@@ -220,13 +220,21 @@ def _leaders(
     phrase, naming, words = reference.phrase, reference.naming, reference.words
     leading = [r for r in candidates if r.total >= ratio * best]
     if phrase and leading and leading[0].coverage >= 1.0 and leading[0].own == 0.0:
-        # another model that has every word the leader has leads too, though a name spelled out whole scores
-        # higher ("toph" of "Toph V1" and of "Toph Beifong / Avatar": one character by two creators)
+        # another model that has every naming word the leader has leads too, though a name spelled out whole, or
+        # the scene's words in its tags ("iono livestreaming from her gym"), score higher ("toph" of "Toph V1" and
+        # of "Toph Beifong / Avatar": one character by two creators)
         led = {r.card.id for r in leading}
+        runs = {words[k].position for k in phrase}
+        # words right beside the name may be more of it ("juliet starling", where "-ing" read as the scene's verb)
+        beside = {k for k, w in enumerate(words) if w.position - 1 in runs or w.position + 1 in runs}
+        naming_words = leading[0].matched & (phrase | beside)
         leading += [
             r
             for r in candidates
-            if r.coverage >= 1.0 and r.own == 0.0 and r.matched >= leading[0].matched and r.card.id not in led
+            if r.coverage >= 1.0
+            and r.own == 0.0
+            and r.matched & (phrase | beside) >= naming_words
+            and r.card.id not in led
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
