@@ -225,8 +225,14 @@ def _leaders(
         # of "Toph Beifong / Avatar": one character by two creators)
         led = {r.card.id for r in leading}
         runs = {words[k].position for k in phrase}
-        # words right beside the name may be more of it ("juliet starling", where "-ing" read as the scene's verb)
-        beside = {k for k, w in enumerate(words) if w.position - 1 in runs or w.position + 1 in runs}
+        # words right beside the name, or before it in its clause, may be more of it ("juliet starling", where
+        # "-ing" read as the scene's verb; "sitting backwards on chair lora", where "on" ended the phrase)
+        first, clauses = min(runs), {reference.clauses[k] for k in phrase}
+        beside = {
+            k
+            for k, w in enumerate(words)
+            if w.position - 1 in runs or w.position + 1 in runs or (w.position < first and reference.clauses[k] in clauses)
+        }
         naming_words = leading[0].matched & (phrase | beside)
         leading += [
             r
