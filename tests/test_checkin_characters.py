@@ -186,6 +186,8 @@ def test_the_creator_one_is_who_made_it(checkin):
     assert checkin.ask("ren amari at the beach", NOW).status == "clarify"  # two creators' Ren Amari
     # a scene word one of them is tagged with does not tell them apart
     assert checkin.ask("ren amari singing into a microphone at her gym on stream", NOW).status == "clarify"
+    # said before the picture begins, the same words pick one
+    assert checkin.ask("ren amari, the gym leader one, at the beach", NOW).checkpoint_id == "ren-a"
     result = checkin.ask("ren amari (the kozue_k one) at the beach", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "ren-a")
     assert result.prompt == "a renamari at the beach"

@@ -224,22 +224,15 @@ def _leaders(
         # the scene's words in its tags ("iono livestreaming from her gym"), score higher ("toph" of "Toph V1" and
         # of "Toph Beifong / Avatar": one character by two creators)
         led = {r.card.id for r in leading}
-        runs = {words[k].position for k in phrase}
-        # words right beside the name, or before it in its clause, may be more of it ("juliet starling", where
-        # "-ing" read as the scene's verb; "sitting backwards on chair lora", where "on" ended the phrase)
-        first, clauses = min(runs), {reference.clauses[k] for k in phrase}
-        beside = {
-            k
-            for k, w in enumerate(words)
-            if w.position - 1 in runs or w.position + 1 in runs or (w.position < first and reference.clauses[k] in clauses)
-        }
-        naming_words = leading[0].matched & (phrase | beside)
+        # the picture's words past where it begins do not name ("iono livestreaming from her gym": "gym" in one
+        # Iono's tags), but the words before it may ("athena asamiya, the kof 97 one")
+        naming_words = set(range(len(words))) - reference.after_scene_opens()
         leading += [
             r
             for r in candidates
             if r.coverage >= 1.0
             and r.own == 0.0
-            and r.matched & (phrase | beside) >= naming_words
+            and r.matched & naming_words >= leading[0].matched & naming_words
             and r.card.id not in led
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant

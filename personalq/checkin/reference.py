@@ -137,6 +137,19 @@ class Reference:
         spans_ = sorted({self.spans[k] for k in positions})
         return " ".join(self.text[start:end] for start, end in spans_)
 
+    def after_scene_opens(self) -> set[int]:
+        """The words past where the picture begins after the phrase: a preposition or a verb ("iono livestreaming
+        from her gym": "gym"), not selection talk ("athena asamiya, the kof 97 one": "97")."""
+        if not self.phrase:
+            return set()
+        end = max(self.spans[k][1] for k in self.phrase)
+        tail = [(m.start() + end, m.group().casefold()) for m in re.finditer(r"[^\W_][\w'-]*", self.text[end:])]
+        opened = next(
+            (at for i, (at, w) in enumerate(tail) if _opens_scene(w, tail[i + 1][1] if i + 1 < len(tail) else "")),
+            None,
+        )
+        return set() if opened is None else {k for k, (start, _) in enumerate(self.spans) if start > opened}
+
     @property
     def has_phrase(self) -> bool:
         return bool(self.phrase)
