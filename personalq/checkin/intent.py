@@ -67,7 +67,11 @@ _VERSION = re.compile(
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
 _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
 # up to three words said of a version ("the wood carving version")
-_VERSION_WORDS = re.compile(r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b", re.I)
+_VERSION_WORDS = re.compile(
+    r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b"
+    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+one\b(?!\s+(?:of|who|that|which)\b)",  # "the caftan armor one"
+    re.I,
+)
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
@@ -353,9 +357,11 @@ def _read_versions(intent: Intent) -> None:
 
 def _read_version_words(intent: Intent) -> None:
     """The words a request says of the version it wants, before "version" or "edition" ("the wood carving
-    version", "the light version")."""
+    version", "the light version") or between "the" and "one" ("the caftan armor one")."""
     intent.version_words = frozenset(
-        word.lower() for m in _VERSION_WORDS.finditer(intent.text) for word in re.findall(r"[^\W_]+", m.group("what"))
+        word.lower()
+        for m in _VERSION_WORDS.finditer(intent.text)
+        for word in re.findall(r"[^\W_]+", m.group("what") or m.group("one"))
     )
 
 

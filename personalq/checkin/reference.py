@@ -145,9 +145,13 @@ class Reference:
         end = max(self.spans[k][1] for k in self.phrase)
         tail = [(m.start() + end, m.group().casefold()) for m in re.finditer(r"[^\W_][\w'-]*", self.text[end:])]
         opened = next(
-            (at for i, (at, w) in enumerate(tail) if _opens_scene(w, tail[i + 1][1] if i + 1 < len(tail) else "")),
+            (
+                at
+                for i, (at, w) in enumerate(tail)
+                if w not in KIND_WORDS and _opens_scene(w, tail[i + 1][1] if i + 1 < len(tail) else "")
+            ),
             None,
-        )
+        )  # "the moon embedding from the sun moon and star pack": a kind word ending in -ing opens nothing
         return set() if opened is None else {k for k, (start, _) in enumerate(self.spans) if start > opened}
 
     @property
