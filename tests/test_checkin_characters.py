@@ -223,6 +223,8 @@ def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(che
         ("月之庭的芙宁娜，在花园里喝茶", ("no_match", None)),
         # a series no card has says nothing of who: the name alone decides
         ("チェンソーマンの咲夜、雪の中で笑ってる", ("selected", "sakuya")),
+        # a version written against the name with no space leaves the name whole
+        ("咲夜第一版，在花园里喝茶", ("selected", "sakuya")),
     ],
 )
 def test_a_series_and_name_joined_by_a_particle(checkin, request_text, expected):

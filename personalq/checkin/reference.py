@@ -208,7 +208,7 @@ def read_reference(
     ``only_creators`` knows as a creator and as nothing else is a maker the model must have, not part of its name.
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
-    runs = [(s, e, forms) for s, e, forms in spans(text) if not _covered(s, e, list(skip))]
+    runs = [(s, e, forms) for s, e, forms in spans(text, cut=skip) if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
     lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
 

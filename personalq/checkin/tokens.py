@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from anyascii import anyascii
 
@@ -40,15 +41,35 @@ def _pairs(run: str) -> list[str]:
     return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def spans(text: str) -> list[tuple[int, int, list[str]]]:
+def _uncut(start: int, end: int, cut: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` outside the ``cut`` spans."""
+    parts = [(start, end)]
+    for c_start, c_end in cut:
+        kept: list[tuple[int, int]] = []
+        for s, e in parts:
+            if c_end <= s or e <= c_start:
+                kept.append((s, e))
+                continue
+            if s < c_start:
+                kept.append((s, c_start))
+            if c_end < e:
+                kept.append((c_end, e))
+        parts = kept
+    return parts
+
+
+def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int, list[str]]]:
     """Each run of letters and digits in ``text`` (NFKC-normalized) with its character span and the words it
     stands for: CamelCase parts as well as the whole, character pairs for unspaced scripts, possessives
-    reduced to the owner ("hahafofo's" -> "hahafofo")."""
+    reduced to the owner ("hahafofo's" -> "hahafofo"). A run in a script without spaces is split around the
+    ``cut`` spans ("弥海砂第二版" less its version "第二版" is the name "弥海砂")."""
     out: list[tuple[int, int, list[str]]] = []
-    for match in _RUN.finditer(unicodedata.normalize("NFKC", text or "")):
+    normalized = unicodedata.normalize("NFKC", text or "")
+    for match in _RUN.finditer(normalized):
         run = match.group(0)
         if is_unspaced(run):
-            out.append((match.start(), match.end(), _pairs(run)))
+            for start, end in _uncut(match.start(), match.end(), cut):
+                out.append((start, end, _pairs(normalized[start:end])))
             continue
         run = _POSSESSIVE.sub("", run).replace("'", "").replace("’", "")
         parts = [p for p in _CAMEL.split(run) if p]
