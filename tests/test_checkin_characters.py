@@ -41,7 +41,16 @@ CARDS = [
     ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
     ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
     ("becher", "Becher", "becher", "v1", ["bechr"], ["photography"], "2023-04-04"),
-    ("sakuya", "Sakuya 咲夜 / Moon Garden", "sakuya", "v1", ["skya"], ["character", "moon garden", "月之庭"], "2023-04-05"),
+    ("wren", "Wren - Over-Under", "wren", "v1", ["wrenou"], ["character"], "2023-04-06"),
+    (
+        "sakuya",
+        "Sakuya 咲夜 / Moon Garden",
+        "sakuya",
+        "v1",
+        ["skya"],
+        ["character", "moon garden", "月之庭"],
+        "2023-04-05",
+    ),
 ]
 
 CREATORS = {
@@ -232,3 +241,21 @@ def test_a_series_and_name_joined_by_a_particle(checkin, request_text, expected)
     assert (result.status, result.checkpoint_id) == expected
     if result.status == "no_match":
         assert "from 月之庭 there is Sakuya" in result.reason
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a role from a series: the series' models whose cards say the role's words
+        ("the boy from overcast reading a map", ("selected", "tomas")),
+        # a role no card says: every model of the series is a question
+        ("the singer from overcast on a stage", ("clarify", None)),
+        # a title of words that open scenes ("over", "under") is still the series when a name spells it whole
+        ("the girl from over under skating on a lake", ("selected", "wren")),
+    ],
+)
+def test_a_role_from_a_series_is_one_of_its_models(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected
+    if result.status == "clarify":
+        assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["tomas", "vessa"]

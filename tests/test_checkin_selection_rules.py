@@ -454,4 +454,8 @@ def test_words_said_of_the_version_tell_two_models_of_one_name_apart(checkin):
     assert checkin.ask("gear maiden flying over a city", NOW).status == "clarify"
     assert picked(checkin, "gear maiden, the REN version, flying over a city") == ("selected", "gear-ren")
     result = checkin.ask("gear maiden, the ren one, flying over a city", NOW)
-    assert (result.status, result.checkpoint_id, result.prompt) == ("selected", "gear-ren", "gear maiden, flying over a city")
+    assert (result.status, result.checkpoint_id, result.prompt) == (
+        "selected",
+        "gear-ren",
+        "gear maiden, flying over a city",
+    )

@@ -67,9 +67,10 @@ _VERSION = re.compile(
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
 _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
 # up to three words said of a version ("the wood carving version")
+# "the caftan armor one" too
 _VERSION_WORDS = re.compile(
     r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b"
-    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+one\b(?!\s+(?:of|who|that|which)\b)",  # "the caftan armor one"
+    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+one\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")

@@ -21,13 +21,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Literal
 
 from personalq.checkin.evidence import card_fields
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import Reference
+from personalq.checkin.reference import ROLE_NOUNS, Reference
 from personalq.checkin.retrieval import Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, squash
 from personalq.repository.card import StoredCheckpoint
@@ -332,8 +332,32 @@ def _series_reason(ranking: Ranking, from_series: list[StoredCheckpoint]) -> str
     return f"No {head} in the repository; from {series} there is {listed}."
 
 
+def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
+    """ "the singer from one piece film red", "the girl from inside out": who is said only by a role, so every
+    model of the series fits, those whose cards say the role's words first; one model is the pick, several a
+    question, none after the constraints no match."""
+    reference = ranking.reference
+    pool = [r for r in ranking.candidates if r.of_series]
+    most = max((r.series for r in pool), default=0.0)
+    pool = [r for r in pool if r.series >= most - 1e-9]  # all of the series: "inside out", not "inside" alone
+    if reference.makers:  # "the sialiasialis soldier from dq3": who made it narrows first
+        pool = [r for r in pool if r.strong > 0] or pool
+    # the words said of the role narrow next ("the android girl": "android"), then the role itself ("girl")
+    words = reference.words
+    said = {k for k in reference.head if words[k].forms[0] not in ROLE_NOUNS}
+    for narrowing in (said, reference.head - said):
+        pool = [r for r in pool if r.matched & narrowing] or pool
+    steps = constraints(intent, [r.card for r in pool])
+    kept = _constrained(pool, steps, replace(ranking, by_time_only=True), 0.0)
+    if isinstance(kept, Decision):
+        return kept
+    return _pick(intent, ranking, kept)
+
+
 def decide(intent: Intent, ranking: Ranking) -> Decision:
     """Select, clarify or no match from scored candidates (see the module docstring)."""
+    if ranking.role_in_series and not ranking.by_time_only:
+        return _role_in_series(intent, ranking)
     candidates = _named_candidates(ranking)
     if isinstance(candidates, Decision):
         return candidates

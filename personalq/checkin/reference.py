@@ -67,7 +67,10 @@ _INDEFINITE = frozenset("a an some".split())
 # words for who someone is to others: beside a name they describe, they do not name ("goku's wife chichi")
 ROLE_NOUNS = frozenset(
     "wife husband mom mother dad father daughter son sister brother aunt uncle cousin girlfriend boyfriend friend "
-    "rival teacher student girl boy man woman lady guy kid child princess prince queen king".split()
+    "rival teacher student girl boy man woman lady guy kid child princess prince queen king "
+    # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
+    "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist character "
+    "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
 )
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
@@ -304,12 +307,15 @@ def read_reference(
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
     phrase -= makers  # a maker is a constraint, not words of the name to find
 
+    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names)
     style_phrases = [span for span in styles if " " in text[span[0] : span[1]].strip()]
     words: list[QueryWord] = []
     word_spans: list[tuple[int, int]] = []
     positions: set[int] = set()
     for i, (start, end, forms) in enumerate(runs):
-        if not lowered[i] or (lowered[i] in STOPWORDS and not _compound(text, runs, i)) or lowered[i] in excluded:
+        # a stopword stays inside a series a name spells whole ("from inside out")
+        stop = lowered[i] in STOPWORDS and not _compound(text, runs, i) and i not in series_runs
+        if not lowered[i] or stop or lowered[i] in excluded:
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
@@ -329,12 +335,11 @@ def read_reference(
     run_to_words: dict[int, list[int]] = defaultdict(list)
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
-    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between)
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
     named_runs = _listed(text, runs, lowered, phrase | markers | makers)
     if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
-        opening = set().union(*_head(text, runs, lowered, boundary_between)) - markers - makers
+        opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
         if named and not opening & phrase and not any(opening & names for names in named_runs):
             named_runs.insert(0, opening)
@@ -370,16 +375,16 @@ def read_reference(
     )
 
 
-# a request that opens with "<series>的<name>" / "<series>の<name>" and a comma: who, from where ("原神的派蒙，在吃...")
+# a request opening with "<series>的<name>" / "<series>の<name>" and a comma: who, from where ("原神的派蒙，...")
 _CJK = r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]"
 _CJK_ORIGIN = re.compile(rf"^(?P<series>{_CJK}{{2,}}?)[的の](?P<name>{_CJK}{{2,}})(?=\s*[,，、。])")
 
 
 def origin_first(text: str) -> str:
-    """ "原神的芙宁娜，在歌剧院里唱歌" read as "芙宁娜 from 原神，...": the name and its series, each found on its own, as
-    "furina from genshin" is (a series present without the name is then an honest no match that offers it)."""
+    """ "原神的芙宁娜，在歌剧院里唱歌" read as "芙宁娜 from 原神，...": the name and its series, each found on its own,
+    as "furina from genshin" is (a series present without the name is then an honest no match that offers it)."""
     m = _CJK_ORIGIN.match(text)
-    return f"{m.group('name')} from {m.group('series')}{text[m.end():]}" if m else text
+    return f"{m.group('name')} from {m.group('series')}{text[m.end() :]}" if m else text
 
 
 def _opens_scene(word: str, following: str = "") -> bool:
@@ -485,7 +490,11 @@ def _break(text: str, runs: list, j: int) -> bool:
 
 
 def _head(
-    text: str, runs: list, lowered: list[str], boundary_between: Callable[[int, int], bool]
+    text: str,
+    runs: list,
+    lowered: list[str],
+    boundary_between: Callable[[int, int], bool],
+    names: Callable[[str], bool] = lambda word: False,
 ) -> tuple[set[int], set[int]]:
     """The runs of the noun phrase a request opens with, up to where the scene begins, and those of the series
     after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the rock")."""
@@ -516,12 +525,19 @@ def _head(
     owners = [k for k, j in enumerate(head[:-1]) if _possessive(text, runs[j])]
     if owners:  # "goku's wife chichi": the one owned is the subject, the owner only describes her
         head = head[owners[-1] + 1 :]
-    named = [j for j in head if lowered[j] not in ROLE_NOUNS]
-    head = named or head  # "wife chichi" is named by "chichi"; "the girl from ..." only by her role
+    after = (head[-1] + 1) if head else i  # "from" follows the whole phrase: "the main witch from ..."
+    if head[-1:] and lowered[head[-1]] not in ROLE_NOUNS:
+        # "wife chichi" is named by "chichi"; "the girl from ..." and "the main witch from ..." by the role only
+        head = [j for j in head if lowered[j] not in ROLE_NOUNS] or head
     series: list[int] = []
-    after = (head[-1] + 1) if head else i
     if after < len(runs) and lowered[after] in _ORIGIN and not (head and boundary_between(head[-1], after)):
         series = run_until_scene(after + 1)
+        # "the girl from inside out": a title of words that open scenes, which some name spells whole
+        for length in (3, 2) if not series else ():
+            taken = list(range(after + 1, after + 1 + length))
+            if taken[-1] < len(runs) and names("".join(lowered[j] for j in taken)):
+                series = taken
+                break
     return set(head), set(series)
 
 

@@ -9,17 +9,17 @@ inside its windows instead.
 
 from __future__ import annotations
 
-import numpy as np
-
 import gc
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from personalq.checkin.evidence import Evidence, SelectionIndex
 from personalq.checkin.intent import Intent
-from personalq.checkin.reference import Reference
+from personalq.checkin.reference import ROLE_NOUNS, Reference
 from personalq.checkin.tokens import field_tokens, is_unspaced
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
@@ -43,6 +43,7 @@ class Ranked:
     labelled: frozenset[int] = frozenset()  # request words found in its version label alone
     strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
     of_series: bool = True  # matches the series the request says its subject is from ("albedo from genshin")
+    series: float = 0.0  # the share of that series' words it has
 
     @property
     def total(self) -> float:
@@ -58,6 +59,8 @@ class Ranking:
     by_time_only: bool = False  # no reference words: candidates are the checkpoints inside the time windows
     unique_word: float = 1.0  # the evidence of one word that only one model has, in this repository
     maker_missing: str = ""  # the creator the request said, when none of the candidates is theirs
+    # the request names a series the repository has and, for who, only a role: "the singer from one piece film red"
+    role_in_series: bool = False
 
 
 class CardCache:
@@ -176,12 +179,20 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
     return len(words) <= SHORT_HEAD and any(not any(index.names(f) for f in w.forms) for w in words)
 
 
-def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> None:
+def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
     and, where the repository knows the series, a candidate must be from it ("albedo from genshin" is not
-    Overlord's Albedo). A candidate failing either keeps its score, with no coverage."""
-    named = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in reference.head)
+    Overlord's Albedo). A candidate failing either keeps its score, with no coverage. Returns whether the head is
+    a role from a series the repository has (then who from it is for reasoning to ask)."""
+    head_words = [reference.words[k] for k in sorted(reference.head)]
+    # "the singer from ...", "the main witch from ...": a noun phrase that ends in a role names a role, however few
+    # cards say its words
+    named = (
+        bool(head_words)
+        and head_words[-1].forms[0] not in ROLE_NOUNS
+        and any(index.rarity(word) >= NAME_RARITY * index.max_idf for word in head_words)
+    )
     head = index.score(reference.words, reference.head).coverage
     if not any(index.mass(reference.words[k]) for k in reference.head):
         head = np.zeros_like(head)  # "芙宁娜 from 原神": character pairs no card has name no one we have
@@ -191,18 +202,20 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     # has included: a few pairs ("ーマ", "マン" of "チェンソーマン") are in many unrelated names
     unspaced = all(is_unspaced(reference.words[k].forms[0]) for k in reference.series)
     least = UNSPACED_SERIES_COVERAGE if unspaced else HEAD_COVERAGE
+    said_words = np.zeros_like(series)  # the share of the series' words each card has, however weighty
+    for i, found in said.matched.items():
+        said_words[i] = len(found & reference.series) / len(reference.series)
     if unspaced:
-        series = np.zeros_like(series)
-        for i, found in said.matched.items():
-            series[i] = len(found & reference.series) / len(reference.series)
+        series = said_words
     known = len(series) and float(series.max()) >= least
     for r in candidates:
         i = index.position[r.card.id]
-        r.of_series = not known or series[i] >= least
+        r.of_series, r.series = not known or series[i] >= least, float(said_words[i])
         if not r.of_series:
             r.coverage = 0.0
         elif named:  # a series no card has says nothing of who: the name alone ("姫野 from チェンソーマン")
             r.coverage = min(r.coverage, float(head[i])) if known else float(head[i])
+    return bool(known) and not named
 
 
 def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
@@ -260,8 +273,9 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
         )
         for i, words in evidence.matched.items()
     ]
+    role = False
     if reference.series and reference.phrase == reference.head_phrase:
-        _from_series(index, reference, candidates)
+        role = _from_series(index, reference, candidates)
     maker_missing = _by_makers(reference, candidates)
     unique = index.max_idf
     if intent.used or intent.used_order:  # the index's cards may predate their last use
@@ -269,4 +283,4 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
         for r in candidates:
             r.card = fresh.get(r.card.id, r.card)
     candidates.sort(key=lambda r: (-r.total, -r.card.created_at.timestamp(), r.card.id))
-    return Ranking(candidates, reference, unique_word=unique, maker_missing=maker_missing)
+    return Ranking(candidates, reference, unique_word=unique, maker_missing=maker_missing, role_in_series=role)
