@@ -41,6 +41,8 @@ CARDS = [
     ("ren-b", "Ren Amari | Blue Coast", "renb", "v1", ["ren_amari"], ["character"], "2023-04-02"),
     ("dusk", "Dusk Glow LoRA", "dusk", "v1", ["duskglow"], ["lighting"], "2023-04-03"),
     ("becher", "Becher", "becher", "v1", ["bechr"], ["photography"], "2023-04-04"),
+    ("kit-1", "Kit Tanaka v1", "kit", "v1", ["kitt"], ["character"], "2023-03-01"),
+    ("kit-2", "Kit Tanaka v2", "kit", "v2", ["kitt"], ["character"], "2023-05-01"),
     ("wren", "Wren - Over-Under", "wren", "v1", ["wrenou"], ["character"], "2023-04-06"),
     (
         "sakuya",
@@ -62,6 +64,8 @@ CREATORS = {
     "ren-b": "tidewright",
 }
 
+DESCRIPTIONS = {"kit-1": "Mochi's little sister Kit.", "kit-2": "Mochi's little sister Kit, retrained."}
+
 
 @pytest.fixture
 def checkin(settings, tmp_path):
@@ -78,6 +82,7 @@ def checkin(settings, tmp_path):
             styles=[],
             created_at=created,
             creator=CREATORS.get(cid, "someone"),
+            description=DESCRIPTIONS.get(cid, ""),
         )
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
@@ -259,3 +264,19 @@ def test_a_role_from_a_series_is_one_of_its_models(checkin, request_text, expect
     assert (result.status, result.checkpoint_id) == expected
     if result.status == "clarify":
         assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["tomas", "vessa"]
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a role owned by a series is someone of that series
+        ("starfall saga's girl reading a map", ("selected", "lyra")),
+        # a relation of a name, found where a card's description says it, with the version asked for
+        ("mochi's little sister, v2, at the market", ("selected", "kit-2")),
+        # a relation is never the owner: only Vessa's own model has her name
+        ("vessa's little brother reading a map", ("no_match", None)),
+    ],
+)
+def test_a_role_owned_by_a_name_is_someone_of_its_story(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected

@@ -27,9 +27,10 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import ROLE_NOUNS, Reference
+from personalq.checkin.reference import RELATION_NOUNS, ROLE_NOUNS, Reference
 from personalq.checkin.retrieval import Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, squash
+from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
@@ -337,9 +338,20 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     model of the series fits, those whose cards say the role's words first; one model is the pick, several a
     question, none after the constraints no match."""
     reference = ranking.reference
-    pool = [r for r in ranking.candidates if r.of_series]
+    # any field says the series, the description included: "Little Megumin's sister Komekko"
+    pool = [r for r in ranking.candidates if r.of_series or r.series >= MIN_COVERAGE]
     most = max((r.series for r in pool), default=0.0)
     pool = [r for r in pool if r.series >= most - 1e-9]  # all of the series: "inside out", not "inside" alone
+    head = min(reference.head, default=0)
+    owner = {k for k in reference.series if k < head}
+    if owner and reference.words[max(reference.head)].forms[0] in RELATION_NOUNS:
+        # "megumin's little sister", "vegeta's daughter from GT": not a model named after the owner
+        others = [r for r in pool if not _named_after(r.card, [reference.words[k] for k in owner])]
+        if not others:
+            who, of = reference.written(reference.head), reference.written(owner)
+            reason = f"No {who} of {of} in the repository; there is only {of}."
+            return Decision("no_match", [], reason, [r.card for r in pool[:3]])
+        pool = others
     if reference.makers:  # "the sialiasialis soldier from dq3": who made it narrows first
         pool = [r for r in pool if r.strong > 0] or pool
     # the words said of the role narrow next ("the android girl": "android"), then the role itself ("girl")
@@ -352,6 +364,13 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     if isinstance(kept, Decision):
         return kept
     return _pick(intent, ranking, kept)
+
+
+def _named_after(card: StoredCheckpoint, said: list) -> bool:
+    """Is the card named after who ``said`` names: does its name open with those words (a character's card opens with
+    the character, "Vegeta | Dragon Ball Z"; "Kushina Uzumaki (Naruto)" is not Naruto's)?"""
+    opening = words_in(card.name)[: len(said)]
+    return len(opening) == len(said) and all(form in word.forms for form, word in zip(opening, said))
 
 
 def decide(intent: Intent, ranking: Ranking) -> Decision:

@@ -65,9 +65,13 @@ SCENE_OPENERS = frozenset(
 )
 _INDEFINITE = frozenset("a an some".split())
 # words for who someone is to others: beside a name they describe, they do not name ("goku's wife chichi")
-ROLE_NOUNS = frozenset(
+# who someone is to another ("megumin's little sister"): never that other one
+RELATION_NOUNS = frozenset(
     "wife husband mom mother dad father daughter son sister brother aunt uncle cousin girlfriend boyfriend friend "
-    "rival teacher student girl boy man woman lady guy kid child princess prince queen king "
+    "rival".split()
+)
+ROLE_NOUNS = RELATION_NOUNS | frozenset(
+    "teacher student girl boy man woman lady guy kid child princess prince queen king "
     # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
     "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist character "
     "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
@@ -297,7 +301,11 @@ def read_reference(
             handle = _joined_runs(text, runs, i - 1)
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
             markers.update({handle[0] - 1, i})  # "the" and "one" go with it
-        elif _owner(text, runs, lowered, i, boundary_between) and names(owner := _joined(text, runs, i)):
+        elif (
+            _owner(text, runs, lowered, i, boundary_between)
+            and names(owner := _joined(text, runs, i))
+            and not _owns_a_role(runs, lowered, i, boundary_between)
+        ):
             phrase.add(i)
             forward(i)
             if only_creators(owner) and phrase - {i}:
@@ -523,8 +531,9 @@ def _head(
 
     head = run_until_scene(i)
     owners = [k for k, j in enumerate(head[:-1]) if _possessive(text, runs[j])]
+    owner: list[int] = []
     if owners:  # "goku's wife chichi": the one owned is the subject, the owner only describes her
-        head = head[owners[-1] + 1 :]
+        owner, head = head[: owners[-1] + 1], head[owners[-1] + 1 :]
     after = (head[-1] + 1) if head else i  # "from" follows the whole phrase: "the main witch from ..."
     if head[-1:] and lowered[head[-1]] not in ROLE_NOUNS:
         # "wife chichi" is named by "chichi"; "the girl from ..." and "the main witch from ..." by the role only
@@ -538,6 +547,9 @@ def _head(
             if taken[-1] < len(runs) and names("".join(lowered[j] for j in taken)):
                 series = taken
                 break
+    if owner and head and lowered[head[-1]] in ROLE_NOUNS:
+        # "megumin's little sister", "kim possible's green villain lady": someone of the owner's story
+        series = sorted(set(series) | {j for j in owner if lowered[j] not in _PHRASE_STOPS})
     return set(head), set(series)
 
 
@@ -653,6 +665,17 @@ def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
     return text[end - 2 : end].lower() in ("'s", "’s")
 
 
+def _owns_a_role(runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
+    """Does the possessive run ``i`` own a role ("megumin's little sister", "kim possible's green villain lady")?
+    Then the owner is who the subject is of, not whose model it is."""
+    j = i + 1
+    while j < len(runs) and not boundary_between(j - 1, j) and lowered[j] not in _PHRASE_STOPS:
+        if _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
+            break
+        j += 1
+    return j > i + 1 and lowered[j - 1] in ROLE_NOUNS
+
+
 def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
     """Is run ``i`` a possessive that owns the words after it ("hahafofo's big head")? Not one that ends its clause
     or follows "a": "eating at a wendy's" names a place, not whose model."""
@@ -667,6 +690,8 @@ def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: 
 __all__ = [
     "CONTENT_WEIGHT",
     "KIND_WORDS",
+    "RELATION_NOUNS",
+    "ROLE_NOUNS",
     "Reference",
     "STOPWORDS",
     "name_position",
