@@ -221,6 +221,9 @@ def test_a_possessive_that_ends_its_clause_is_a_place_not_an_owner(checkin):
     # "mochi" names a model, but "at a mochi's" is where the picture is, not whose model
     result = checkin.ask("vessa quill eating at a mochi's", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "vessa")
+    # after a place's preposition it says where the picture is
+    result = checkin.ask("vessa quill sitting on mochi's porch", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "vessa")
 
 
 def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(checkin):

@@ -676,14 +676,22 @@ def _owns_a_role(runs: list, lowered: list[str], i: int, boundary_between: Calla
     return j > i + 1 and lowered[j - 1] in ROLE_NOUNS
 
 
+# prepositions of place: a possessive after one is where the picture is ("floating over summoner's rift")
+_PLACES = frozenset(
+    "on in at under over near beside inside outside across around behind into onto above below along among "
+    "between beneath within through".split()
+)
+
+
 def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
     """Is run ``i`` a possessive that owns the words after it ("hahafofo's big head")? Not one that ends its clause
-    or follows "a": "eating at a wendy's" names a place, not whose model."""
+    or follows "a" or a place's preposition: "eating at a wendy's" and "over summoner's rift" say where, not whose
+    model."""
     return (
         _possessive(text, runs[i])
         and i + 1 < len(runs)
         and not boundary_between(i, i + 1)
-        and not (i > 0 and lowered[i - 1] in _INDEFINITE)
+        and not (i > 0 and lowered[i - 1] in _INDEFINITE | _PLACES)
     )
 
 
