@@ -200,6 +200,8 @@ def test_the_creator_one_is_who_made_it(checkin):
     assert checkin.ask("ren amari at the beach", NOW).status == "clarify"  # two creators' Ren Amari
     # a scene word one of them is tagged with does not tell them apart
     assert checkin.ask("ren amari singing into a microphone at her gym on stream", NOW).status == "clarify"
+    # nor do they when a version is said, in a clause of their own
+    assert checkin.ask("ren amari v1, singing into a microphone, gym leader outfit", NOW).status == "clarify"
     # said before the picture begins, the same words pick one
     assert checkin.ask("ren amari, the gym leader one, at the beach", NOW).checkpoint_id == "ren-a"
     result = checkin.ask("ren amari (the kozue_k one) at the beach", NOW)

@@ -39,6 +39,7 @@ Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is r
 _SCOPE_FIELDS = {"label": ("version", "trigger"), "file": ("name", "version", "trigger")}  # "all": every field
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
+FULL_COVERAGE = 0.98  # of the phrase's weight: every word found, some in a weaker field
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
 MIN_UNSPACED_COVERAGE = 0.3  # of a phrase in a script without spaces, whose pairs across words name nothing
 MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws: people paraphrase model pages
@@ -220,18 +221,22 @@ def _leaders(
     (the words of ``reference``'s phrase; for versions, the words that may name one)."""
     phrase, naming, words = reference.phrase, reference.naming, reference.words
     leading = [r for r in candidates if r.total >= ratio * best]
-    if phrase and leading and leading[0].coverage >= 1.0 and leading[0].own == 0.0:
+    if phrase and leading and leading[0].coverage >= FULL_COVERAGE and leading[0].own == 0.0:
         # another model that has every naming word the leader has leads too, though a name spelled out whole, or
         # the scene's words in its tags ("iono livestreaming from her gym"), score higher ("toph" of "Toph V1" and
         # of "Toph Beifong / Avatar": one character by two creators)
         led = {r.card.id for r in leading}
-        # the picture's words past where it begins do not name ("iono livestreaming from her gym": "gym" in one
-        # Iono's tags), but the words before it may ("athena asamiya, the kof 97 one")
-        naming_words = set(range(len(words))) - reference.after_scene_opens()
+        # the picture's words do not name: past where it begins in the name's clause ("iono livestreaming from her
+        # gym": "gym" in one Iono's tags), or in a clause of its own ("quan avatar style v2, profile pic of a boy");
+        # words said of the version do ("athena asamiya, the kof 97 one")
+        clauses = {reference.clauses[k] for k in phrase}
+        naming_words = {
+            k for k in range(len(words)) if reference.clauses[k] in clauses or words[k].forms[0] in versioned
+        } - reference.after_scene_opens()
         leading += [
             r
             for r in candidates
-            if r.coverage >= 1.0
+            if r.coverage >= FULL_COVERAGE
             and r.own == 0.0
             and r.matched & naming_words >= leading[0].matched & naming_words
             and r.card.id not in led
@@ -366,6 +371,12 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     return _pick(intent, ranking, kept)
 
 
+def _name_says(card: StoredCheckpoint, said: list) -> bool:
+    """Does the card's name have every one of the words ``said``?"""
+    name = card_fields(card)["name"]
+    return all(name.intersection(word.forms) for word in said)
+
+
 def _named_after(card: StoredCheckpoint, said: list) -> bool:
     """Is the card named after who ``said`` names: does its name open with those words (a character's card opens with
     the character, "Vegeta | Dragon Ball Z"; "Kushina Uzumaki (Naruto)" is not Naruto's)?"""
@@ -381,21 +392,17 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     if isinstance(candidates, Decision):
         return candidates
     best = candidates[0].total
-    # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
-    labelled = (
-        set().union(
-            *(
-                r.labelled
-                for r in _leaders(
-                    candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words
-                )
-            )
-        )
+    leaders = (
+        _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words)
         if not ranking.by_time_only
-        else set()
+        else []
     )
+    # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
+    labelled = set().union(*(r.labelled for r in leaders))
     steps = constraints(intent, [r.card for r in candidates])
-    candidates = _constrained(candidates, steps, ranking, best)
+    phrase = [ranking.reference.words[k] for k in ranking.reference.phrase]
+    named = {r.card.id for r in leaders if phrase and _name_says(r.card, phrase)}
+    candidates = _constrained(candidates, steps, ranking, best, named)
     if isinstance(candidates, Decision):
         return candidates
     pool = (
@@ -448,8 +455,11 @@ def _constrained(
     steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]],
     ranking: Ranking,
     best: float,
+    leaders: set[str] = frozenset(),
 ) -> list[Ranked] | Decision:
-    """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none."""
+    """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none.
+    The ``leaders`` (ids) led before any constraint and are called by the name said, a second creator's model of
+    the same name among them, however far behind the best it scored."""
     naming = ranking.reference.naming
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
@@ -458,7 +468,9 @@ def _constrained(
             # of the words that named the best ("gaslamp fantasy, the april one" is not any April "fantasy")
             named = candidates[0].matched & naming
             survivors = [
-                r for r in survivors if r.total >= CONSTRAINED_RATIO * best and not (r.matched & naming) < named
+                r
+                for r in survivors
+                if (r.total >= CONSTRAINED_RATIO * best or r.card.id in leaders) and not (r.matched & naming) < named
             ]
         if not survivors:
             nearest = [r.card for r in candidates[:3]]
