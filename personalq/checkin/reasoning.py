@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Callable, Literal
 
-from personalq.checkin.evidence import card_fields
+from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import RELATION_NOUNS, ROLE_NOUNS, Reference
@@ -338,6 +338,15 @@ def _series_reason(ranking: Ranking, from_series: list[StoredCheckpoint]) -> str
     return f"No {head} in the repository; from {series} there is {listed}."
 
 
+_TITLE_ROLE = frozenset("main title protagonist lead".split())  # the one a series is named after
+
+
+def _titled(card: StoredCheckpoint, series_words: set[str]) -> bool:
+    """Is the series named after the card's character: is its name's first word a word of the series?"""
+    opening = words_in(model_name(card))[:1]
+    return bool(opening) and opening[0] in series_words
+
+
 def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     """ "the singer from one piece film red", "the girl from inside out": who is said only by a role, so every
     model of the series fits, those whose cards say the role's words first; one model is the pick, several a
@@ -357,6 +366,11 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
             reason = f"No {who} of {of} in the repository; there is only {of}."
             return Decision("no_match", [], reason, [r.card for r in pool[:3]])
         pool = others
+    steps = constraints(intent, [r.card for r in pool])
+    kept = _constrained(pool, steps, replace(ranking, by_time_only=True), 0.0)
+    if isinstance(kept, Decision):
+        return kept
+    pool = [r for r in kept if r.of_series] or kept  # a series its name or tags say over one a description says
     if reference.makers:  # "the sialiasialis soldier from dq3": who made it narrows first
         pool = [r for r in pool if r.strong > 0] or pool
     # the words said of the role narrow next ("the android girl": "android"), then the role itself ("girl")
@@ -364,11 +378,11 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     said = {k for k in reference.head if words[k].forms[0] not in ROLE_NOUNS}
     for narrowing in (said, reference.head - said):
         pool = [r for r in pool if r.matched & narrowing] or pool
-    steps = constraints(intent, [r.card for r in pool])
-    kept = _constrained(pool, steps, replace(ranking, by_time_only=True), 0.0)
-    if isinstance(kept, Decision):
-        return kept
-    return _pick(intent, ranking, kept)
+    if any(words[k].forms[0] in _TITLE_ROLE for k in reference.head):
+        # "the main witch from little witch nobeta": the one the title is named after
+        series_words = {form for k in reference.series for form in words[k].forms}
+        pool = [r for r in pool if _titled(r.card, series_words)] or pool
+    return _pick(intent, ranking, pool)
 
 
 def _name_says(card: StoredCheckpoint, said: list) -> bool:
