@@ -459,3 +459,35 @@ def test_words_said_of_the_version_tell_two_models_of_one_name_apart(checkin):
         "gear-ren",
         "gear maiden, flying over a city",
     )
+
+
+def test_file_names_that_run_versions_and_sizes_into_words(settings, tmp_path):
+    """Extracted LoRAs named after their file: "LORA14DM120glowVisionV20_v20" is version 2.0 at 120 dims; a base said
+    after a name ("for my 2.1 gens") marks the name as a version would, and is no version."""
+    cards = [
+        ("ext-20-120", "LORA14DM120glowVisionV20_v20", "SD 1.5"),
+        ("ext-20-320", "LORA14DM320glowVisionV20_v20", "SD 1.5"),
+        ("ext-13-120", "LORA14DM120glowVisionV13_v13", "SD 1.5"),
+        ("storm-neg", "StormQuiet_Negative", "SD 2.1 768"),
+    ]
+    for cid, label, base in cards:
+        name = "Storm Quiet Negative" if cid == "storm-neg" else "[Community] Glow extract"
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=f"{name} {label}",
+            family=cid.split("-")[0],
+            version=label,
+            base_model=base,
+            triggers=[],
+            tags=[],
+            subjects=[],
+            styles=[],
+            created_at="2023-05-01",
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    checkin = CheckIn(repository)
+    assert picked(checkin, "glow extract 2.0, the 120 dim one: a lighthouse at dusk") == ("selected", "ext-20-120")
+    assert picked(checkin, "a lighthouse at dusk, glow extract v2 (the 320 one)") == ("selected", "ext-20-320")
+    assert picked(checkin, "a foggy harbor at dawn, storm quiet negative for my 2.1 gens") == ("selected", "storm-neg")

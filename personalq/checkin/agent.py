@@ -29,6 +29,7 @@ from personalq.checkin.intent import (
 )
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import (
+    KIND_WORDS,
     Reference,
     name_position,
     naming_spans,
@@ -206,7 +207,9 @@ class CheckIn:
             intent.selection_spans,
             excluded,
             intent.style_spans,
-            intent.version_span,
+            # a base said after words that no kind word calls a model marks them as the name, as a version does
+            # ("z_phyr insanity negative for my 2.1 gens")
+            intent.version_span or (None if KIND_WORDS.intersection(words(text)) else intent.base_span),
             names=index.names,
             creators=index.is_creator,
             only_creators=index.only_creator,

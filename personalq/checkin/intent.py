@@ -77,9 +77,11 @@ _VERSION_WORDS = re.compile(
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
 _DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
-_NOT_A_NAME = frozenset("sd sdxl xl for stable diffusion at by of about and or to from in on version v ver".split())
+_NOT_A_NAME = frozenset("sd sdxl xl for my stable diffusion at by of about and or to from in on version v ver".split())
 _BASE_MODEL = re.compile(
-    r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)(?!\w|\.\d)", re.I
+    r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:my\s+|the\s+)?(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)"
+    r"(?!\w|\.\d)",
+    re.I,
 )
 _ORDINAL_VERSION = re.compile(
     r"\b(?:the\s+|la\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build|versi[oó]n[e]?)\b",
@@ -188,6 +190,7 @@ class Intent:
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
     numbered: list[tuple[str, str]] = field(default_factory=list)  # "oot-32": (name, number)
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
+    base_span: tuple[int, int] | None = None  # where the first was said: like a version, it follows the name
     selection_spans: list[tuple[int, int]] = field(default_factory=list)
     talk_spans: list[tuple[int, int]] = field(default_factory=list)  # selection talk still read as evidence
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
@@ -382,6 +385,7 @@ def _read_file_details(intent: Intent) -> None:
             v = m.group("v").lower()
             intent.base_models.append({"xl": "sdxl", "2": "sd-2", "1": "sd-1"}.get(v, f"sd-{v}"))
             spans.append(m.span())
+            intent.base_span = intent.base_span or m.span()
 
 
 def _read_qualifiers(intent: Intent, qualifiers: frozenset[str]) -> None:

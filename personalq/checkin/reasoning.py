@@ -83,9 +83,10 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     """Does the card's version label say ``wanted`` ("v2" matches "v2.0", "v2_offset", "toriyama_akira_2")?"""
     info = parse_version(card.version)
     numbers = [info.parts] if info.parts else []
-    numbers += [
-        tuple(int(p) for p in n.split(".")) for n in re.findall(r"\d+(?:\.\d+)*", str(card.version or card.name))
-    ]
+    label = str(card.version or card.name)
+    numbers += [tuple(int(p) for p in n.split(".")) for n in re.findall(r"\d+(?:\.\d+)*", label)]
+    # a file's name drops the dots: "realisticVisionV20_v20" is 2.0, "cardosAnimatedv20" 2.0, "revAnimated_v122" 1.2.2
+    numbers += [tuple(int(d) for d in n) for n in re.findall(r"(?i)(?<=[^\W\d])v(\d{2,3})(?![\d.])", label)]
     for parts in numbers:
         padded = parts + (0,) * max(0, len(wanted) - len(parts))
         if padded[: len(wanted)] == wanted and (
@@ -115,6 +116,12 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
 def _word_tokens(word: str) -> set[str]:
     """What a word ruled out matches: a joined one ("ctile-16") whole, as its parts ("ctile") are its siblings'."""
     return {squash(word)} if re.search(r"[^\W_][-_][^\W_]", word) else field_tokens(word)
+
+
+def _labels_number(card: StoredCheckpoint, number: str) -> bool:
+    """Does the card's version label carry ``number`` as a run of digits of its own ("LORA14DM120realistic..." carries
+    120: a file's name runs its dims and sizes into its words)?"""
+    return re.search(rf"(?<!\d){re.escape(number)}(?!\d)", str(card.version or "")) is not None
 
 
 def _file_words(card: StoredCheckpoint) -> set[str]:
@@ -186,7 +193,16 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         )
     for number, unit in intent.quantities:
         forms = {number, number + unit, number + unit + "s"}
-        steps.append((f"none of them is the {number} {unit} one", lambda c, forms=forms: bool(forms & _file_words(c))))
+        steps.append(
+            (
+                f"none of them is the {number} {unit} one",
+                lambda c, forms=forms, number=number: bool(forms & _file_words(c)) or _labels_number(c, number),
+            )
+        )
+    # "the 1024 one": a number said of a version, where some candidate's label carries it
+    for number in sorted(w for w in intent.version_words if w.isdigit()):
+        if any(_labels_number(c, number) for c in cards):
+            steps.append((f"none of them is the {number} one", lambda c, number=number: _labels_number(c, number)))
     for name, number in intent.numbered:
         shape = re.compile(rf"(?<![^\W_]){re.escape(name)}[-_ ]?0*(\d+)(?!\d)", re.I)
         if any(shape.search(text) for c in cards for text in _file_texts(c)):  # the model numbers its files so
