@@ -187,3 +187,13 @@ def test_a_number_said_beats_a_little_of(checkin):
     result = checkin.ask("lyra venn lora and a little bit of the film grain lora (0.3), portrait at dusk", NOW)
     assert _set(result) == [("lyra", 1.0), ("grain", 0.3)]
     assert "0.3" not in result.prompt and "(" not in result.prompt
+
+
+def test_a_base_said_before_a_name_is_that_parts_and_a_bracket_ends_no_list(checkin):
+    # "sdxl" is said of Orin Hale, not of Lyra Venn: the two bases cannot mix
+    result = checkin.ask("lyra venn with the sdxl orin hale lora, on a rooftop", NOW)
+    assert result.status == "no_match"
+    assert "cannot combine checkpoints of different bases" in result.reason
+    # a bracket after a name does not end the names listed with it
+    result = checkin.ask("lyra venn (lyravenn) + ink wash style, walking in the rain", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 1.0)]

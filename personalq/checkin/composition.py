@@ -153,14 +153,22 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
         numbered=[],
         quantities=[],
         dated=False,
+        base_models=[],  # "mem-cho with the sd2 papercut embedding": the base said is the papercut's
+        base_span=None,
     )
 
 
 def _owner(intent: Intent, spans: list[tuple[int, int]]) -> int:
-    """The part a version was said of: the one it stands in or after, nearest; the first part otherwise."""
-    if intent.version_span is None:
+    """The part a version (or a base: "the sd2 papercut embedding") was said of: the one it stands in or after,
+    nearest; the first part otherwise."""
+    said = intent.version_span or intent.base_span
+    if said is None:
         return 0
-    at = intent.version_span[0]
+    if intent.version_span is None:  # a base may come first: "the sd2 papercut embedding"
+        following = [i for i, (start, _) in enumerate(spans) if 0 <= start - said[1] <= 2]
+        if following:
+            return following[0]
+    at = said[0]
     before = [i for i, (start, _) in enumerate(spans) if start <= at]
     return before[-1] if before else 0
 

@@ -423,7 +423,12 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
     Words in a script written without spaces are left to the marked phrase."""
     kinds = [i for i in marked if lowered[i] in KIND_WORDS]
     listing = _LISTING if kinds else _AND
-    end = len(runs) if kinds else next((i for i in range(1, len(runs)) if _break(text, runs, i)), len(runs))
+    # a bracket around a name's series ends no clause: "europa (granblue) + hellscape768, ..."
+    end = (
+        len(runs)
+        if kinds
+        else next((i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)), len(runs))
+    )
 
     def file_name(j: int) -> bool:  # "epi_noiseoffset", "kohaku-XL", "lora4cats": a file's name, not a word
         return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 1]))
@@ -492,9 +497,10 @@ def _parted(gap: str) -> bool:
     return bool(_LIST_MARK.search(gap) or (_CLAUSE_BREAK.search(gap) and gap.strip() != "("))
 
 
-def _break(text: str, runs: list, j: int) -> bool:
-    """Does a clause break stand before run ``j``?"""
-    return j > 0 and bool(_CLAUSE_BREAK.search(text[runs[j - 1][1] : runs[j][0]]))
+def _break(text: str, runs: list, j: int, brackets: bool = True) -> bool:
+    """Does a clause break stand before run ``j`` (a bracket counting as one unless ``brackets`` is false)?"""
+    gap = text[runs[j - 1][1] : runs[j][0]] if j > 0 else ""
+    return j > 0 and bool(_CLAUSE_BREAK.search(gap if brackets else re.sub(r"[()\[\]]", " ", gap)))
 
 
 def _head(
