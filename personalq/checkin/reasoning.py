@@ -431,8 +431,12 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     labelled = set().union(*(r.labelled for r in leaders))
     steps = constraints(intent, [r.card for r in candidates])
     phrase = [ranking.reference.words[k] for k in ranking.reference.phrase]
-    named = {r.card.id for r in leaders if phrase and _name_says(r.card, phrase)}
-    candidates = _constrained(candidates, steps, ranking, best, named)
+    led = {r.card.id for r in leaders}
+
+    def called_by_name(r: Ranked) -> bool:  # read only for a constraint's survivors far behind (a card's fields cost)
+        return r.card.id in led and bool(phrase) and _name_says(r.card, phrase)
+
+    candidates = _constrained(candidates, steps, ranking, best, called_by_name)
     if isinstance(candidates, Decision):
         return candidates
     pool = (
@@ -485,11 +489,11 @@ def _constrained(
     steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]],
     ranking: Ranking,
     best: float,
-    leaders: set[str] = frozenset(),
+    leader: Callable[[Ranked], bool] = lambda r: False,
 ) -> list[Ranked] | Decision:
     """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none.
-    The ``leaders`` (ids) led before any constraint and are called by the name said, a second creator's model of
-    the same name among them, however far behind the best it scored."""
+    A ``leader`` (one that led before any constraint and is called by the name said, a second creator's model of the
+    same name) stays however far behind the best it scored."""
     naming = ranking.reference.naming
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
@@ -500,7 +504,7 @@ def _constrained(
             survivors = [
                 r
                 for r in survivors
-                if (r.total >= CONSTRAINED_RATIO * best or r.card.id in leaders) and not (r.matched & naming) < named
+                if (r.total >= CONSTRAINED_RATIO * best or leader(r)) and not (r.matched & naming) < named
             ]
         if not survivors:
             nearest = [r.card for r in candidates[:3]]
