@@ -10,7 +10,9 @@ window, a base model. The decision then reads the scores:
   ``MIN_UNSPACED_COVERAGE`` of one in Chinese, Japanese or Thai ("用冰箱贴那个lora");
 - the *leaders* are the candidates within ``LEAD_RATIO`` of the best; inside one model, the versions with the
   most version evidence ("the heavy one") push out their siblings;
-- one leader is *selected*; recency words pick the extreme of what remains; several leaders need a question.
+- one leader is *selected*; recency words pick the extreme of what remains; several leaders need a question;
+- a request that says who only by a role from a series ("the singer from one piece film red") skips the name's
+  evidence: every model of the series fits, narrowed by the role's words (:func:`_role_in_series`).
 
 The constants were set on the blind development set's Check-in rows (see ``benchmarks/README.md``) and
 checked on a second blind set that none of this code was tuned on.

@@ -349,9 +349,9 @@ def read_reference(
     if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
         opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
-        if named and not opening & phrase and not any(opening & names for names in named_runs):
+        if named and not opening & phrase and not any(opening & runs_ for runs_ in named_runs):
             named_runs.insert(0, opening)
-    listed = [found for names in named_runs if (found := {k for i in names for k in run_to_words.get(i, ())})]
+    listed = [found for runs_ in named_runs if (found := {k for i in runs_ for k in run_to_words.get(i, ())})]
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
     phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
