@@ -264,6 +264,9 @@ def test_a_series_and_name_joined_by_a_particle(checkin, request_text, expected)
         ("the singer from overcast on a stage", ("clarify", None)),
         # a title of words that open scenes ("over", "under") is still the series when a name spells it whole
         ("the girl from over under skating on a lake", ("selected", "wren")),
+        # a bare phrase ending in a role is a name ("beast boy"): one the series lacks is an honest no match
+        ("sky knight from starfall saga on a train", ("no_match", None)),
+        ("the knight from starfall saga on a train", ("selected", "lyra")),
         # the main one is the one the title is named after; any other is a question
         ("the main mage from little mage nobi in a dark castle", ("selected", "nobi")),
         ("the mage from little mage nobi in a dark castle", ("clarify", None)),

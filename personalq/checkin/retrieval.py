@@ -10,6 +10,7 @@ inside its windows instead.
 from __future__ import annotations
 
 import gc
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
@@ -179,6 +180,9 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
     return len(words) <= SHORT_HEAD and any(not any(index.names(f) for f in w.forms) for w in words)
 
 
+_DEFINITE = re.compile(r"(?i)\b(?:the|that|this|these|those)\s+$")
+
+
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
@@ -186,13 +190,16 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     Overlord's Albedo). A candidate failing either keeps its score, with no coverage. Returns whether the head is
     a role from a series the repository has (then who from it is for reasoning to ask)."""
     head_words = [reference.words[k] for k in sorted(reference.head)]
-    # "the singer from ...", "the main witch from ...": a noun phrase that ends in a role names a role, however few
-    # cards say its words
-    named = (
+    # "the singer from ...", "the main witch from ...", "megumin's little sister": a definite or owned noun phrase
+    # that ends in a role names a role, however few cards say its words ("beast boy from teen titans" is a name)
+    start = reference.spans[min(reference.head)][0] if reference.head else 0
+    owned = any(k < min(reference.head, default=0) for k in reference.series)
+    role = (
         bool(head_words)
-        and head_words[-1].forms[0] not in ROLE_NOUNS
-        and any(index.rarity(word) >= NAME_RARITY * index.max_idf for word in head_words)
+        and head_words[-1].forms[0] in ROLE_NOUNS
+        and (owned or _DEFINITE.search(reference.text[:start]) is not None)
     )
+    named = not role and any(index.rarity(word) >= NAME_RARITY * index.max_idf for word in head_words)
     head = index.score(reference.words, reference.head).coverage
     if not any(index.mass(reference.words[k]) for k in reference.head):
         head = np.zeros_like(head)  # "芙宁娜 from 原神": character pairs no card has name no one we have
