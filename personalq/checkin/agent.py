@@ -40,6 +40,7 @@ from personalq.checkin.reference import (
 from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, retrieve
 from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
+from personalq.checkin.strength import STRENGTH_KEY
 from personalq.checkin.tokens import words
 from personalq.repository.service import Repository, StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
@@ -137,7 +138,8 @@ def split_negative(text: str) -> tuple[str, str]:
 _JOINED_BEFORE = re.compile(r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?$")
 
 
-_KEYED = re.compile(r"(?i)strength|weight|power|str|intensity|scale|neg|negative|cfg|steps|seed|lora|lyco|locon")
+# "weight:0.6", "cfg:7": a setting said with a value, not a name
+_KEYED = re.compile(rf"(?i){STRENGTH_KEY}|neg|negative|cfg|steps|seed|lora|lyco|locon")
 
 
 def _bracketed(text: str) -> str:

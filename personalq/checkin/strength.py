@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from personalq.repository.weighted import MAX_WEIGHT, MIN_WEIGHT
 
 _NUMBER = r"(?P<n>[-−]?(?:\d+(?:\.\d+)?|\.\d+))(?P<pct>\s*%)?"
-_KEY = r"(?:strength|weight|power|str|intensity|scale)"
+STRENGTH_KEY = r"(?:strength|weight|power|str|intensity|scale)"  # the words a strength is said with
 # said after the model's name: "<name> at 0.6", "<name> @ 70%", "<name> weight 0.8", "<name>, 0.5 strength", "set
 # <name> to 0.3"
 _AFTER = re.compile(
-    rf"(?i)(?:(?<![\w.])(?:at|@|to)\s*(?:a\s+)?(?:{_KEY}\s*(?:of\s*)?)?{_NUMBER}(?:\s*{_KEY}\b)?"
-    rf"|\b{_KEY}\s*(?:of|=|:)?\s*{_NUMBER.replace('n>', 'n2>').replace('pct>', 'pct2>')}"
-    rf"|(?<![\w.]){_NUMBER.replace('n>', 'n3>').replace('pct>', 'pct3>')}\s*{_KEY}\b)"
+    rf"(?i)(?:(?<![\w.])(?:at|@|to)\s*(?:a\s+)?(?:{STRENGTH_KEY}\s*(?:of\s*)?)?{_NUMBER}(?:\s*{STRENGTH_KEY}\b)?"
+    rf"|\b{STRENGTH_KEY}\s*(?:of|=|:)?\s*{_NUMBER.replace('n>', 'n2>').replace('pct>', 'pct2>')}"
+    rf"|(?<![\w.]){_NUMBER.replace('n>', 'n3>').replace('pct>', 'pct3>')}\s*{STRENGTH_KEY}\b)"
     r"(?![\w.])"
 )
 # a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8" ("lora 1.5" is
@@ -64,7 +64,7 @@ def read_strengths(text: str) -> list[Strength]:
     for m in _AFTER.finditer(text):
         number = m.group("n") or m.group("n2") or m.group("n3")
         percent = bool(m.group("pct") or m.group("pct2") or m.group("pct3"))
-        keyed = re.search(rf"(?i){_KEY}", m.group(0)) is not None
+        keyed = re.search(rf"(?i){STRENGTH_KEY}", m.group(0)) is not None
         if not (keyed or percent or "." in number):
             continue
         value = _value(number, percent)
