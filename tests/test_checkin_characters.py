@@ -146,6 +146,8 @@ def test_a_request_that_opens_with_the_picture_still_finds_the_model_named_later
         # the n-th version in other languages, and a kind word followed by "de" and the name
         ("la segunda versión del lora de nilla brook, regando flores en el pueblo", "nilla-2"),
         ("usa el lora de vessa quill, tirando con arco en el bosque", "vessa"),
+        # a kind word in another case ("с лорой": with the lora) names the model after it
+        ("нарисуй с лорой vessa: девушка в лесу", "vessa"),
         ("nilla brook第二版，在演唱会上唱歌", "nilla-2"),
     ],
 )

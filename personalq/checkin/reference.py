@@ -27,10 +27,17 @@ from personalq.repository.card import StoredCheckpoint
 
 # a request word outside any reference phrase, when the request has one
 CONTENT_WEIGHT = 0.5
+# kind words in Russian, in the cases a request puts them ("с лорой", "лору"): the model's name follows them
+_FOLLOWED_BY_NAME = frozenset(
+    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью".split()
+)
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
-KIND_WORDS = frozenset(
-    "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
-    "finetune dreambooth лора лору лоры эмбеддинг эмбеддинга модель модели".split()
+KIND_WORDS = (
+    frozenset(
+        "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
+        "finetune dreambooth".split()
+    )
+    | _FOLLOWED_BY_NAME
 )
 # "that (one)", "this" in scripts other than English ("(suijing)那个embedding")
 _DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
@@ -40,7 +47,8 @@ _PHRASE_STOPS = (
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
         "as but not no without some any regular normal standard plain usual please pls plz "
-        "el la los las le les il lo un una une usa usar de del du des di della dello do da".split()
+        "el la los las le les il lo un una une usa usar de del du des di della dello do da "
+        "с со и в во на".split()  # Russian "with", "and", "in", "on"
     )
     | {""}
     | _DEMONSTRATIVES
@@ -87,8 +95,6 @@ _ORIGIN = frozenset("from".split())
 _ING_NOUNS = frozenset("king viking ring wing thing string spring sterling darling sling morning evening".split())
 # words that may stand inside a name ("ghost in the shell", "lord of the rings")
 _CONNECTORS = frozenset("in of the and".split())
-# non-English kind words name the model after them ("лора panel houses")
-_FOLLOWED_BY_NAME = frozenset("лора лору лоры эмбеддинг эмбеддинга модель модели".split())
 # "el lora de merida", "le lora du ...", "il lora di ...": the name follows the kind word and "of"
 _ROMANCE_OF = frozenset("de del du des di della dello do da".split())
 STOPWORDS = (
