@@ -29,7 +29,6 @@ from personalq.checkin.intent import (
 )
 from personalq.checkin.reasoning import Decision, decide, narrow, rank
 from personalq.checkin.reference import (
-    KIND_WORDS,
     Reference,
     name_position,
     naming_spans,
@@ -209,9 +208,8 @@ class CheckIn:
             intent.selection_spans,
             excluded,
             intent.style_spans,
-            # a base said after words that no kind word calls a model marks them as the name, as a version does
-            # ("z_phyr insanity negative for my 2.1 gens")
-            intent.version_span or (None if KIND_WORDS.intersection(words(text)) else intent.base_span),
+            intent.version_span,
+            intent.base_span,
             names=index.names,
             creators=index.is_creator,
             only_creators=index.only_creator,

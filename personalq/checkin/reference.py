@@ -207,6 +207,7 @@ def read_reference(
     excluded: set[str] = frozenset(),
     styles: list[tuple[int, int]] = (),
     version: tuple[int, int] | None = None,
+    base: tuple[int, int] | None = None,
     names: Callable[[str], bool] = lambda word: True,
     files: list[tuple[int, int]] = (),
     creators: Callable[[str], bool] = lambda word: True,
@@ -215,13 +216,15 @@ def read_reference(
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
     painting", "3d render") say how to draw, so outside a reference phrase they count as content; the
-    ``version`` span, a version number, marks a phrase as a kind word does. A possessive marks one only when
+    ``version`` span, a version number, marks a phrase as a kind word does, and so does the ``base`` span of a
+    request that says no kind word ("z_phyr insanity negative for my 2.1 gens"). A possessive marks one only when
     ``names`` knows its owner as a name or creator: "hahafofo's big head helper", not "farmer's market"; "by" marks
     one only before a word ``creators`` knows: "by tokoat", not "surrounded by zombies". An owner or "by" word that
     ``only_creators`` knows as a creator and as nothing else is a maker the model must have, not part of its name.
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
-    runs = [(s, e, forms) for s, e, forms in spans(text, cut=skip) if not _covered(s, e, list(skip))]
+    tokenized = spans(text, cut=skip)
+    runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
     lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
 
@@ -316,6 +319,8 @@ def read_reference(
             forward(i)
             if only_creators(owner) and phrase - {i}:
                 makers.update(_joined_runs(text, runs, i))  # "h_madoka's": the whole handle made it
+    if version is None and base is not None and not any(KIND_WORDS.intersection(f) for _, _, f in tokenized):
+        version = base
     if version is not None:
         _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
