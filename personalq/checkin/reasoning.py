@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from personalq.checkin.evidence import card_fields, model_name
@@ -385,7 +385,7 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
             return Decision("no_match", [], reason, [r.card for r in pool[:3]])
         pool = others
     steps = constraints(intent, [r.card for r in pool])
-    kept = _constrained(pool, steps, replace(ranking, by_time_only=True), 0.0)
+    kept = _constrained(pool, steps, ranking, 0.0, ranked=False)
     if isinstance(kept, Decision):
         return kept
     pool = [r for r in kept if r.of_series] or kept  # a series its name or tags say over one a description says
@@ -438,7 +438,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     def called_by_name(r: Ranked) -> bool:  # read only for a constraint's survivors far behind (a card's fields cost)
         return r.card.id in led and bool(phrase) and _name_says(r.card, phrase)
 
-    candidates = _constrained(candidates, steps, ranking, best, called_by_name)
+    candidates = _constrained(candidates, steps, ranking, best, called_by_name, ranked=not ranking.by_time_only)
     if isinstance(candidates, Decision):
         return candidates
     pool = (
@@ -492,14 +492,16 @@ def _constrained(
     ranking: Ranking,
     best: float,
     leader: Callable[[Ranked], bool] = lambda r: False,
+    ranked: bool = True,
 ) -> list[Ranked] | Decision:
     """The candidates every hard constraint keeps, applied in order, or no match with the first that kept none.
     A ``leader`` (one that led before any constraint and is called by the name said, a second creator's model of the
-    same name) stays however far behind the best it scored."""
+    same name) stays however far behind the best it scored. Candidates that are not ``ranked`` against one another
+    (found by time alone, or a role's series) are kept by the constraints alone."""
     naming = ranking.reference.naming
     for reason, keep in steps:
         survivors = [r for r in candidates if keep(r.card)]
-        if not ranking.by_time_only:
+        if ranked:
             # what a constraint leaves must still be close to the best, and must not be named by only part
             # of the words that named the best ("gaslamp fantasy, the april one" is not any April "fantasy")
             named = candidates[0].matched & naming
