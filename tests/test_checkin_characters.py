@@ -46,6 +46,10 @@ CARDS = [
     ("nobi", "Nobi Character LoRA (Little Mage Nobi)", "nobi", "v1", ["nobichr"], ["character"], "2023-04-07"),
     ("monna", "Monna Character LoRA (Little Mage Nobi)", "monna", "v1", ["monnachr"], ["character"], "2023-04-08"),
     ("wren", "Wren - Over-Under", "wren", "v1", ["wrenou"], ["character"], "2023-04-06"),
+    ("tomas-mom", "Tomas's Mom V2-6", "tomasmom", "V2-6", ["tomasmom_v2"], ["character", "cartoon"], "2023-01-02"),
+    ("whiskers", "Mr. Whiskers", "whiskers", "v1", ["mrwhisk"], ["character", "cat"], "2023-01-03"),
+    ("eldritch", "Lovecraft Horror", "eldritch", "v1", ["lvcraft"], ["horror"], "2023-01-04"),
+    ("harbor", "Taiwan Harbor Boats", "harbor", "v1", ["twboats"], ["concept"], "2023-01-05"),
     (
         "sakuya",
         "Sakuya 咲夜 / Moon Garden",
@@ -235,6 +239,37 @@ def test_a_possessive_that_ends_its_clause_is_a_place_not_an_owner(checkin):
 def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(checkin):
     assert checkin.ask("windaw light v2 over a bed", NOW).checkpoint_id == "window-2"
     assert checkin.ask("my escher lora, endless stairs", NOW).status == "no_match"
+    # a longer word that differs in its first letter is another word ("hovercraft", "lovecraft")
+    assert checkin.ask("hovercraft lora, a rescue boat skimming over a flood", NOW).status == "no_match"
+
+
+def test_a_word_made_from_a_name_finds_it(checkin):
+    result = checkin.ask("the taiwanese harbor boats lora, fishing boats at dawn", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "harbor")
+
+
+@pytest.mark.parametrize(
+    "request_text, expected, prompt",
+    [
+        # the words a request opens with before it names anyone are no name, and leave the prompt
+        (
+            "ok so i want tomas's mom baking bread in a sunny kitchen",
+            "tomas-mom",
+            "a tomasmom_v2 baking bread in a sunny kitchen",
+        ),
+        # "she's" is "she is", not an owner whose words name a model
+        (
+            "I'd like lyra venn from starfall saga on a cliff, her cape floating like she's flying",
+            "lyra",
+            "a lyravenn on a cliff, her cape floating like she's flying",
+        ),
+        # a title's period ends nothing: "mr. whiskers" is one name
+        ("mr. whiskers napping on a windowsill", "whiskers", "a mrwhisk napping on a windowsill"),
+    ],
+)
+def test_how_a_request_opens_does_not_name(checkin, request_text, expected, prompt):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == ("selected", expected, prompt)
 
 
 @pytest.mark.parametrize(

@@ -491,3 +491,71 @@ def test_file_names_that_run_versions_and_sizes_into_words(settings, tmp_path):
     assert picked(checkin, "glow extract 2.0, the 120 dim one: a lighthouse at dusk") == ("selected", "ext-20-120")
     assert picked(checkin, "a lighthouse at dusk, glow extract v2 (the 320 one)") == ("selected", "ext-20-320")
     assert picked(checkin, "a foggy harbor at dawn, storm quiet negative for my 2.1 gens") == ("selected", "storm-neg")
+    # dims said bare after the kind words, which leave the prompt with them
+    result = checkin.ask("glow vision v2 lora extract at 320 - a lighthouse at dusk", NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == ("selected", "ext-20-320", "a lighthouse at dusk")
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a kind of adapter written into a file's label in its own capitals is a word of it
+        ("harbor lights, the loha one: a pier at night", "lights-loha"),
+        ("harbor lights lycoris, a pier at night", "lights-lyco"),
+        # a name run into its version ("harborlightsv2") is the name and the version
+        ("harborlightsv2, a pier at night", "lights-lyco"),
+    ],
+)
+def test_labels_that_run_kinds_and_versions_into_words(settings, tmp_path, request_text, expected):
+    for cid, label, created in (
+        ("lights-loha", "pynoiseLoHa-v1.0", "2023-03-01"),
+        ("lights-lyco", "LyCORIS1024HarborLightsV2", "2023-04-01"),
+        ("lights-locon", "LoCon v1.5", "2023-05-01"),
+    ):
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name="Harbor Lights",
+            family="lights",
+            version=label,
+            triggers=["hlights"],
+            tags=[],
+            subjects=[],
+            styles=[],
+            created_at=created,
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    assert picked(CheckIn(repository), request_text) == ("selected", expected)
+
+
+def test_the_picture_in_a_trigger_does_not_overrule_the_version_asked_for(settings, tmp_path):
+    """One version's trigger says "pilot"; the request asks for the newest and draws a pilot."""
+    for cid, label, triggers, created in (
+        ("suits-old", "V0.5", ["in a pilot suit uniform"], "2023-03-01"),
+        ("suits-new", "v0.9", ["hsofficer"], "2023-04-01"),
+    ):
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name="Harbor Station Suits",
+            family="suits",
+            version=label,
+            triggers=triggers,
+            tags=[],
+            subjects=[],
+            styles=[],
+            created_at=created,
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    checkin = CheckIn(repository)
+    assert picked(checkin, "harbor station suits, newest version - a pilot crossing a hangar") == (
+        "selected",
+        "suits-new",
+    )
+    # said before the picture, the trigger's words still tell the versions apart
+    assert picked(checkin, "harbor station suits, the pilot suit one - crossing a hangar") == (
+        "selected",
+        "suits-old",
+    )

@@ -175,9 +175,14 @@ def network_tags(text: str) -> tuple[str, list[tuple[str, float | None]]]:
     return _WEBUI_NETWORK.sub(" , ", text), found
 
 
+# a title's period ends no clause: "mr. incredible" is one name
+_TITLE_PERIOD = re.compile(r"(?i)\b(mr|mrs|ms|dr|st|jr|sr|prof|capt|sgt|lt|col)\.(?=\s)")
+
+
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
+    text = _TITLE_PERIOD.sub(r"\1", text)
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")

@@ -45,6 +45,7 @@ VERSION_FIELDS = ("name", "version", "trigger")
 FUZZY_MIN_LENGTH = 5
 FUZZY_MIN_RATIO = 83.0
 FUZZY_SURE_RATIO = 84.0
+FUZZY_OTHER_START_RATIO = 90.0  # a near spelling that does not start with the same letter
 PREFIX_MIN_LENGTH = 4
 PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
@@ -100,12 +101,24 @@ class Evidence:
     labelled: dict[int, set[int]]  # card index -> request words found in its version label alone
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
     named: dict[int, set[int]]  # card index -> positions of the request words found in its identity fields
+    owned: dict[int, set[int]]  # card index -> positions of the request words that are its own evidence
 
 
 def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
     """A version label that spells the whole model name ("Fantasy Armors" in "Fantasy Armors"): the default."""
     name_words = set(words(model_name(card)))
     return bool(name_words) and name_words <= fields["version"]
+
+
+# endings that make a word of a place or a thing ("taiwanese", "cyberpunky"); a stem under five letters is often
+# another word ("chin" of "chinese")
+_DERIVED = re.compile(r"^(?P<stem>[^\W\d_]{5,}?)(?:ese|ish|esque|ic|y)$")
+
+
+def _derived_from(word: str) -> str:
+    """The word ``word`` is made from by a derivational ending, or "" ("taiwanese" -> "taiwan")."""
+    found = _DERIVED.match(word)
+    return found.group("stem") if found else ""
 
 
 def _idf(families: int, having: int) -> float:
@@ -240,8 +253,9 @@ class SelectionIndex:
         values = np.array(list(postings.values()), dtype=np.float64).reshape(-1, 2)
         return np.fromiter(postings, dtype=np.int64), values[:, 0], values[:, 1]
 
-    def _near(self, text: str, prefix: bool = True) -> list[tuple[str, float]]:
-        """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name."""
+    def _near(self, text: str, prefix: bool = True, joined: bool = False) -> list[tuple[str, float]]:
+        """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name. Words
+        ``joined`` into one text ("p5makoto") may differ in their first letter from the name they spell."""
         found: list[tuple[str, float]] = []
         if text in self.idf:
             found.append((text, 1.0))
@@ -255,10 +269,15 @@ class SelectionIndex:
             for token, ratio, _ in process.extract(
                 text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5
             ):
-                # one letter changed in a six-letter word is a typo only where the word still starts the same:
-                # "maniak" is "maniac", "escher" is not "becher"
-                if ratio >= FUZZY_SURE_RATIO or (len(token) == len(text) and token[0] == text[0]):
+                # a typo keeps the word's first letter ("maniak" is "maniac"; "escher" is not "becher", "hovercraft"
+                # not "lovecraft"), unless nearly all the rest is the same
+                same_start = token[0] == text[0] or joined
+                if (ratio >= FUZZY_SURE_RATIO and (same_start or ratio >= FUZZY_OTHER_START_RATIO)) or (
+                    len(token) == len(text) and same_start
+                ):
                     found.append((token, (ratio / 100.0) ** 2))
+        if (stem := _derived_from(text)) in self.idf:  # "taiwanese" of "Taiwan"
+            found.append((stem, PREFIX_SIMILARITY))
         if prefix and len(text) >= PREFIX_MIN_LENGTH and not is_unspaced(text):
             start = bisect.bisect_left(self.vocabulary, text)
             for token in self.vocabulary[start : start + 20]:
@@ -306,8 +325,10 @@ class SelectionIndex:
         family_total, own_total = np.zeros(n), np.zeros(n)
         matched: dict[int, set[int]] = defaultdict(set)
         named: dict[int, set[int]] = defaultdict(set)
+        owned: dict[int, set[int]] = defaultdict(set)
         # (first word, past the last word, text, whether a longer name may start with it)
         spans = [(i, i + 1, form, k == 0) for i, word in enumerate(query) for k, form in enumerate(word.forms)]
+        single = len(spans)
         for length in range(2, MAX_JOINED + 1):
             for i in range(len(query) - length + 1):
                 group = query[i : i + length]
@@ -324,8 +345,8 @@ class SelectionIndex:
         # finds each of its words whole, though its evidence is shared between them
         best_found = np.zeros((len(query), n))
         labelled: dict[int, set[int]] = defaultdict(set)
-        for start, end, text, prefix in spans:
-            for token, similarity in self._near(text, prefix):
+        for at, (start, end, text, prefix) in enumerate(spans):
+            for token, similarity in self._near(text, prefix, joined=at >= single):
                 for i in self._label.get(token, ()) if similarity == 1.0 else ():
                     labelled[i].update(range(start, end))
                 found = similarity * min(w.weight for w in query[start:end])
@@ -357,10 +378,19 @@ class SelectionIndex:
             own_total += np.where(own_wins, own_row, 0.0)
             for i in np.flatnonzero(family_row + own_row):
                 matched[int(i)].add(row)
+            for i in np.flatnonzero(own_wins):
+                owned[int(i)].add(row)
             for i in np.flatnonzero(best_strong[row]):
                 named[int(i)].add(row)
         return Evidence(
-            family_total, own_total, dict(matched), coverage, dict(labelled), best_strong.sum(axis=0), dict(named)
+            family_total,
+            own_total,
+            dict(matched),
+            coverage,
+            dict(labelled),
+            best_strong.sum(axis=0),
+            dict(named),
+            dict(owned),
         )
 
     def names(self, word: str) -> bool:

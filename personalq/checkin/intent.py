@@ -126,8 +126,9 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
 _LEAD = re.compile(
-    r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?"
-    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like)\s+(?:me\s+)?",
+    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright)\b[\s,.!]*)*(?:please\s+)?"
+    r"(?:(?:can|could|would) you\s+)?(?:please\s+)?"
+    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like|i would like)\s+(?:me\s+)?",
     re.I,
 )
 _STOP = frozenset(
@@ -159,10 +160,10 @@ _VERSION_TALK = re.compile(
     rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
 )
-# a negative embedding's placement: "put X in the negatives", "X as negative"
+# a negative embedding's placement: "put X in the negatives", "X as negative", "in the neg"
 _NEGATIVE_TALK = re.compile(
     r"\b(?:put\s+(?:[\w.-]+\s+){0,3}?)?"
-    r"(?:in(?:to)?\s+(?:the\s+|my\s+)?negatives?(?:\s+prompt)?|as\s+(?:a\s+)?negative(?:\s+(?:embedding|prompt))?)\b",
+    r"(?:in(?:to)?\s+(?:the\s+|my\s+)?neg(?:ative)?s?(?:\s+prompt)?|as\s+(?:a\s+)?neg(?:ative)?(?:\s+(?:embedding|prompt))?)\b",
     re.I,
 )
 

@@ -29,9 +29,9 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import RELATION_NOUNS, ROLE_NOUNS, Reference
+from personalq.checkin.reference import RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
 from personalq.checkin.retrieval import Ranked, Ranking
-from personalq.checkin.tokens import field_tokens, squash
+from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
@@ -120,10 +120,9 @@ def _word_tokens(word: str) -> set[str]:
     return {squash(word)} if re.search(r"[^\W_][-_][^\W_]", word) else field_tokens(word)
 
 
-def _labels_number(card: StoredCheckpoint, number: str) -> bool:
-    """Does the card's version label carry ``number`` as a run of digits of its own ("LORA14DM120realistic..." carries
-    120: a file's name runs its dims and sizes into its words)?"""
-    return re.search(rf"(?<!\d){re.escape(number)}(?!\d)", str(card.version or "")) is not None
+def _carries(card: StoredCheckpoint, number: str) -> bool:
+    """Does the card's version label carry ``number`` as digits of its own ("LORA14DM120realistic..." has 120)?"""
+    return labels_number(str(card.version or ""), number)
 
 
 def _file_words(card: StoredCheckpoint) -> set[str]:
@@ -198,13 +197,13 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         steps.append(
             (
                 f"none of them is the {number} {unit} one",
-                lambda c, forms=forms, number=number: bool(forms & _file_words(c)) or _labels_number(c, number),
+                lambda c, forms=forms, number=number: bool(forms & _file_words(c)) or _carries(c, number),
             )
         )
     # "the 1024 one": a number said of a version, where some candidate's label carries it
     for number in sorted(w for w in intent.version_words if w.isdigit()):
-        if any(_labels_number(c, number) for c in cards):
-            steps.append((f"none of them is the {number} one", lambda c, number=number: _labels_number(c, number)))
+        if any(_carries(c, number) for c in cards):
+            steps.append((f"none of them is the {number} one", lambda c, number=number: _carries(c, number)))
     for name, number in intent.numbered:
         shape = re.compile(rf"(?<![^\W_]){re.escape(name)}[-_ ]?0*(\d+)(?!\d)", re.I)
         if any(shape.search(text) for c in cards for text in _file_texts(c)):  # the model numbers its files so
@@ -234,23 +233,26 @@ def _leaders(
     unique_word: float,
     reference: Reference,
     versioned: frozenset[str] = frozenset(),
+    chosen: bool = False,
 ) -> list[Ranked]:
     """The candidates within ``ratio`` of the best, less those another leader outdoes on what names them
-    (the words of ``reference``'s phrase; for versions, the words that may name one)."""
+    (the words of ``reference``'s phrase; for versions, the words that may name one). A request that ``chosen`` its
+    version by date, order or number ("the newest version - a pilot on a hangar deck") is not overruled by the
+    picture's words in one version's trigger ("in a viper pilot suit")."""
     phrase, naming, words = reference.phrase, reference.naming, reference.words
     leading = [r for r in candidates if r.total >= ratio * best]
+    # the picture's words do not name: past where it begins in the name's clause ("iono livestreaming from her
+    # gym": "gym" in one Iono's tags), or in a clause of its own ("quan avatar style v2, profile pic of a boy");
+    # words said of the version do ("athena asamiya, the kof 97 one")
+    clauses = {reference.clauses[k] for k in phrase}
+    naming_words = {
+        k for k in range(len(words)) if reference.clauses[k] in clauses or words[k].forms[0] in versioned
+    } - reference.after_scene_opens()
     if phrase and leading and leading[0].coverage >= FULL_COVERAGE and leading[0].own == 0.0:
         # another model that has every naming word the leader has leads too, though a name spelled out whole, or
         # the scene's words in its tags ("iono livestreaming from her gym"), score higher ("toph" of "Toph V1" and
         # of "Toph Beifong / Avatar": one character by two creators)
         led = {r.card.id for r in leading}
-        # the picture's words do not name: past where it begins in the name's clause ("iono livestreaming from her
-        # gym": "gym" in one Iono's tags), or in a clause of its own ("quan avatar style v2, profile pic of a boy");
-        # words said of the version do ("athena asamiya, the kof 97 one")
-        clauses = {reference.clauses[k] for k in phrase}
-        naming_words = {
-            k for k in range(len(words)) if reference.clauses[k] in clauses or words[k].forms[0] in versioned
-        } - reference.after_scene_opens()
         leading += [
             r
             for r in candidates
@@ -270,11 +272,12 @@ def _leaders(
     families: dict[str, list[Ranked]] = defaultdict(list)
     for r in leading:
         families[r.card.family or r.card.id].append(r)
+    own = {r.card.id: 0.0 if chosen and phrase and not r.owned & naming_words else r.own for r in leading}
     kept: set[str] = set()
     for members in families.values():
-        most_own = max(r.own for r in members)
+        most_own = max(own[r.card.id] for r in members)
         if most_own >= margin:
-            members = [r for r in members if r.own >= most_own - 1e-9]
+            members = [r for r in members if own[r.card.id] >= most_own - 1e-9]
         label_words = _labelled_words(members, words, lambda k: k in naming)
         if len(set(label_words.values())) == 1 and versioned:  # a tie: "the wood carving version" may still say
             label_words = _labelled_words(members, words, lambda k: words[k].forms[0] in versioned)
@@ -411,9 +414,11 @@ def _name_says(card: StoredCheckpoint, said: list) -> bool:
 
 def _named_after(card: StoredCheckpoint, said: list) -> bool:
     """Is the card named after who ``said`` names: does its name open with those words (a character's card opens with
-    the character, "Vegeta | Dragon Ball Z"; "Kushina Uzumaki (Naruto)" is not Naruto's)?"""
+    the character, "Vegeta | Dragon Ball Z"; "Kushina Uzumaki (Naruto)" is not Naruto's, nor "Dexter's Mom"
+    Dexter's)?"""
     opening = words_in(card.name)[: len(said)]
-    return len(opening) == len(said) and all(form in word.forms for form, word in zip(opening, said))
+    owned = re.match(r"\W*" + r"\W+".join(re.escape(form) for form in opening) + r"['’]s\b", fold(card.name))
+    return len(opening) == len(said) and all(form in word.forms for form, word in zip(opening, said)) and not owned
 
 
 def decide(intent: Intent, ranking: Ranking) -> Decision:
@@ -424,8 +429,9 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     if isinstance(candidates, Decision):
         return candidates
     best = candidates[0].total
+    chosen = bool(intent.order or intent.version_order or intent.created or intent.version_parts)
     leaders = (
-        _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words)
+        _leaders(candidates, best, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words, chosen)
         if not ranking.by_time_only
         else []
     )
@@ -445,7 +451,13 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
         candidates
         if ranking.by_time_only
         else _leaders(
-            candidates, candidates[0].total, LEAD_RATIO, ranking.unique_word, ranking.reference, intent.version_words
+            candidates,
+            candidates[0].total,
+            LEAD_RATIO,
+            ranking.unique_word,
+            ranking.reference,
+            intent.version_words,
+            chosen,
         )
     )
     if steps and labelled - set().union(*(r.matched for r in pool)):

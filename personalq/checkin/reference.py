@@ -35,7 +35,7 @@ _FOLLOWED_BY_NAME = frozenset(
 KIND_WORDS = (
     frozenset(
         "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
-        "finetune dreambooth".split()
+        "finetune dreambooth extract extraction".split()  # "the deliberate v2 lora extract"
     )
     | _FOLLOWED_BY_NAME
 )
@@ -113,7 +113,10 @@ STOPWORDS = (
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
 ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
 # words that open a request before it names anything ("can you draw me ...", "pls")
-_LEADING = ACTION_VERBS | frozenset("can could you pls plz please want need id i'd would love".split())
+_LEADING = ACTION_VERBS | frozenset(
+    "can could you pls plz please want need id i'd would love like "
+    "ok okay so hey hi hello yo um uh hmm well alright just".split()  # "ok so i want ...", "hey, i'd like ..."
+)
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
@@ -228,8 +231,9 @@ def read_reference(
     lowered = [forms[0] for _, _, forms in runs]
     lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
 
-    def boundary_between(i: int, j: int) -> bool:  # runs i < j
-        return bool(_BOUNDARY.search(text[runs[i][1] : runs[j][0]]))
+    def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged")
+        gap = text[runs[i][1] : runs[j][0]]
+        return gap != "-" and bool(_BOUNDARY.search(gap))
 
     phrase: set[int] = set()
     markers: set[int] = set()  # kind and naming words that belong to a phrase
@@ -408,9 +412,10 @@ def origin_first(text: str) -> str:
 
 def _opens_scene(word: str, following: str = "") -> bool:
     """Does ``word`` open what the picture shows: a preposition, what the subject is doing ("bending"), or what is
-    done to it before a preposition ("surrounded by zombies", "buried in paperwork")?"""
+    done to it before a preposition ("surrounded by zombies", "buried in paperwork")? Not a preposition before a
+    bare number: "extract at 320" says which file."""
     return (
-        word in SCENE_OPENERS
+        (word in SCENE_OPENERS and not following.isdigit())
         or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
     )
@@ -584,10 +589,20 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
         kept = {w for phrase in subject_phrases(card) for w in words_in(phrase)} | fields["subject"]
     naming -= kept
     spans_ = list(reference.phrase_spans)
+    clauses = {reference.clauses[k] for k in reference.phrase}
+    label = str(card.version or "")
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
         if k in reference.phrase or (not is_unspaced(word.forms[0]) and naming.intersection(word.forms)):
             spans_.append(span)
+        elif reference.clauses[k] in clauses and len(word.forms[0]) >= 2 and labels_number(label, word.forms[0]):
+            spans_.append(span)  # "deliberate v2 lora extract at 320": the dims its file's label carries
     return spans_
+
+
+def labels_number(label: str, number: str) -> bool:
+    """Does a version ``label`` carry ``number`` as a run of digits of its own ("LORA14DM120realistic..." carries
+    120: a file's name runs its dims and sizes into its words)?"""
+    return number.isdigit() and re.search(rf"(?<!\d){number}(?!\d)", label) is not None
 
 
 def name_position(reference: Reference, cut: list[tuple[int, int]]) -> int | None:
@@ -703,9 +718,10 @@ _PLACES = frozenset(
 def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
     """Is run ``i`` a possessive that owns the words after it ("hahafofo's big head")? Not one that ends its clause
     or follows "a" or a place's preposition: "eating at a wendy's" and "over summoner's rift" say where, not whose
-    model."""
+    model; nor a pronoun's "'s", which is "is"."""
     return (
         _possessive(text, runs[i])
+        and lowered[i] not in STOPWORDS  # "she's levitating", "it's raining": a verb, not an owner
         and i + 1 < len(runs)
         and not boundary_between(i, i + 1)
         and not (i > 0 and lowered[i - 1] in _INDEFINITE | _PLACES)
@@ -722,6 +738,7 @@ __all__ = [
     "name_position",
     "naming_spans",
     "origin_first",
+    "labels_number",
     "read_reference",
     "reference_spans",
 ]

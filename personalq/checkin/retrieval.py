@@ -42,6 +42,7 @@ class Ranked:
     coverage: float = 1.0  # share of the reference phrase's weight it matched (1 when the request marks none)
     matched: frozenset[int] = frozenset()  # request words it matched
     labelled: frozenset[int] = frozenset()  # request words found in its version label alone
+    owned: frozenset[int] = frozenset()  # request words that are evidence for this version alone
     strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
     of_series: bool = True  # matches the series the request says its subject is from ("albedo from genshin")
     series: float = 0.0  # the share of that series' words it has
@@ -136,6 +137,7 @@ def among(cache: CardCache, cards: list[StoredCheckpoint], reference: Reference)
                     1.0,
                     frozenset(evidence.matched.get(i, ())),
                     frozenset(evidence.labelled.get(i, ())),
+                    frozenset(evidence.owned.get(i, ())),
                 )
             )
     return Ranking(ranked, reference)
@@ -276,7 +278,8 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
             float(evidence.coverage[i]),
             frozenset(words),
             frozenset(evidence.labelled.get(i, ())),
-            float(evidence.strong[i]),
+            owned=frozenset(evidence.owned.get(i, ())),
+            strong=float(evidence.strong[i]),
         )
         for i, words in evidence.matched.items()
     ]

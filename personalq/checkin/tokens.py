@@ -23,9 +23,15 @@ _RUN = re.compile(
     rf"[{_UNSPACED}]+|[^\W_{_UNSPACED}]*\d\.\d[\d.]*[^\W_{_UNSPACED}]*|[^\W_{_UNSPACED}]+(?:['’][^\W_{_UNSPACED}]+)*"
 )
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)(?!\d*(?:\b|[a-z]))")
+# a kind of adapter written in its own capitals inside a file's name ("pynoiseLoHa", "LyCORIS1024CV1024..."): a word
+_KIND_INSIDE = re.compile(
+    r"(?<![A-Z])(LoRA|LoRa|LoHa|LoCon|LoKr|LyCORIS|LORA|LOHA|LOCON|LYCORIS|Lora|Loha|Locon|Lycoris)(?![a-z])"
+)
+_PIECE = re.compile(r"\d+|[^\W\d_]+")
 _UNSPACED_RUN = re.compile(rf"^[{_UNSPACED}]+$")
 _POSSESSIVE = re.compile(r"['’]s$")
-_WORD_NUMBER = re.compile(r"^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
+# "decay768", "320meina", and a name run into its version ("meinav8", "realisticvisionv20")
+_WORD_NUMBER = re.compile(r"^([^\W\d_]{3,}?)(v\d+)$|^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
 
 
 def fold(text: str) -> str:
@@ -72,17 +78,36 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
                 out.append((start, end, _pairs(normalized[start:end])))
             continue
         run = _POSSESSIVE.sub("", run).replace("'", "").replace("’", "")
-        parts = [p for p in _CAMEL.split(run) if p]
+        parts = [
+            p
+            for piece in _KIND_INSIDE.split(run)
+            # a short word in mixed case is an acronym ("LoL", "GoT"), not two words
+            for p in ([piece] if _KIND_INSIDE.fullmatch(piece) or len(piece) <= 4 else _CAMEL.split(piece))
+            if p
+        ]
         whole = run.casefold()
         found = [whole]
         if len(parts) > 1:
             found.extend(p.casefold() for p in parts if p.casefold() != whole)
-        if m := _WORD_NUMBER.match(whole):  # "decay768" -> "decay", "768"; "v2" stays whole
-            found.extend(g for g in m.groups() if g and g not in found)
+        for part in found[:] if len(parts) > 1 else found[:1]:
+            if m := _WORD_NUMBER.match(part):  # "decay768" -> "decay", "768"; "v2" stays whole
+                found.extend(g for g in m.groups() if g and g not in found)
+            if part != whole or len(parts) == 1:
+                found.extend(p for p in _file_pieces(part) if p not in found)
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
             found.append(anyascii(whole).casefold())
         out.append((match.start(), match.end(), found))
     return out
+
+
+def _file_pieces(word: str) -> list[str]:
+    """The numbers and words a file's name runs together ("14dm320deliberate" -> "14", "320", "deliberate"): its
+    dims and sizes are how people tell its files apart. A word with one change between letters and digits
+    ("sd15", "kof97") or a single digit among letters ("mech4nim4l") is left whole."""
+    pieces = _PIECE.findall(word)
+    if len(pieces) < 3 or any(p.isdigit() and len(p) < 2 for p in pieces):  # "cu73cre4ture" is a name in leet
+        return []
+    return [p for p in pieces if len(p) >= 3 or (p.isdigit() and len(p) >= 2)]
 
 
 def words(text: str) -> list[str]:
