@@ -319,6 +319,28 @@ def test_a_role_from_a_series_is_one_of_its_models(checkin, request_text, expect
 @pytest.mark.parametrize(
     "request_text, expected",
     [
+        # anyone of a series: every model of it is a question that names the models
+        ("someone from overcast sitting on a bench", ("clarify", None)),
+        ("a random overcast character at a bus stop", ("clarify", None)),
+        # a series with one model is that model
+        ("somebody from starfall saga reading a map", ("selected", "lyra")),
+        # a series no card has, its title opening with a verb: an honest no match that says so
+        ("someone from breaking waves on a beach", ("no_match", None)),
+    ],
+)
+def test_anyone_from_a_series_is_one_of_its_models(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected
+    if result.status == "clarify":
+        assert sorted(o.label for o in result.options) == ["Tomas Reyes (Overcast)", "Vessa Quill"]
+        assert checkin.answer(result.session, "tomas").checkpoint_id == "tomas"
+    if result.status == "no_match":
+        assert result.reason == "No checkpoint from breaking waves in the repository."
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
         # a role owned by a series is someone of that series
         ("starfall saga's girl reading a map", ("selected", "lyra")),
         # a relation of a name, found where a card's description says it, with the version asked for

@@ -273,6 +273,10 @@ class CheckIn:
         if chosen_ids is not None:
             narrowed = [c for c in remaining if c.id in chosen_ids]
             decision = Decision("selected" if len(narrowed) == 1 else "clarify", rank(narrowed, state.scores))
+            if len(narrowed) > 1:  # "the arh+ one, v2": the option picks the model, the rest of the answer its version
+                within = narrow(intent, among(self.cache, narrowed, reference))
+                if within.status != "no_match" and len(within.remaining) < len(narrowed):
+                    decision = within
         else:
             decision = narrow(intent, among(self.cache, remaining, reference))
             if decision.status == "no_match" or len(decision.remaining) == len(remaining):

@@ -94,6 +94,12 @@ def ask(candidates: list[StoredCheckpoint]) -> Question:
             label = card.name if card.name not in groups else f"{card.name} ({_day_label(card)})"
             groups[label] = [card.id]
         attribute, template = "name", ATTRIBUTES[0][2]
+    elif len(families) > 1 and attribute != "family":
+        # too many versions of several models to name each: which model first, its version after
+        groups = {}
+        for card in candidates:
+            groups.setdefault(_family_label(card), []).append(card.id)
+        attribute, template = "family", ATTRIBUTES[0][2]
     ordered = list(groups.items())
     if attribute in ("version", "date", "day"):
         first = {c.id: c for c in candidates}

@@ -29,7 +29,7 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
+from personalq.checkin.reference import ANYONE, RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
 from personalq.checkin.retrieval import Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
@@ -397,7 +397,8 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     # the words said of the role narrow next ("the android girl": "android"), then the role itself ("girl")
     words = reference.words
     said = {k for k in reference.head if words[k].forms[0] not in ROLE_NOUNS}
-    for narrowing in (said, reference.head - said):
+    role = {k for k in reference.head - said if words[k].forms[0] not in ANYONE}  # "someone" is no one's word
+    for narrowing in (said, role):
         pool = [r for r in pool if r.matched & narrowing] or pool
     if any(words[k].forms[0] in _TITLE_ROLE for k in reference.head):
         # "the main witch from little witch nobeta": the one the title is named after
@@ -490,6 +491,10 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
             from_series = [r.card for r in ranking.candidates if r.of_series and r.coverage == 0.0]
             if ranking.reference.series and from_series:
                 return Decision("no_match", [], _series_reason(ranking, from_series), from_series[:3])
+            reference = ranking.reference
+            if reference.series and any(reference.words[k].forms[0] in ANYONE for k in reference.head):
+                reason = f"No checkpoint from {reference.written(reference.series)} in the repository."
+                return Decision("no_match", [], reason, nearest)
             return Decision(
                 "no_match", [], f"No checkpoint in the repository is called or about {_what(ranking)}.", nearest
             )

@@ -78,11 +78,17 @@ RELATION_NOUNS = frozenset(
     "wife husband mom mother dad father daughter son sister brother aunt uncle cousin girlfriend boyfriend friend "
     "rival".split()
 )
-ROLE_NOUNS = RELATION_NOUNS | frozenset(
-    "teacher student girl boy man woman lady guy kid child princess prince queen king "
-    # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
-    "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist character "
-    "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
+# who, said of no one in particular: "someone from teen titans", "a genshin character" is any of the series' models
+ANYONE = frozenset("someone somebody anyone anybody character characters".split())
+ROLE_NOUNS = (
+    RELATION_NOUNS
+    | ANYONE
+    | frozenset(
+        "teacher student girl boy man woman lady guy kid child princess prince queen king "
+        # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
+        "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist character "
+        "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
+    )
 )
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
@@ -528,20 +534,18 @@ def _head(
 ) -> tuple[set[int], set[int]]:
     """The runs of the noun phrase a request opens with, up to where the scene begins, and those of the series
     after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the rock")."""
-    i = 0
-    while i < len(runs) and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING) and lowered[i] not in _ORIGIN:
-        if lowered[i] in _INDEFINITE:  # "a violinist in front of ...": the picture comes first, not a name
-            return set(), set()
-        i += 1
-    if i < len(runs) and lowered[i] in PICTURE_NOUNS:  # "photo of my kitchen ...", "portrait of a girl ..."
-        return set(), set()
 
-    def run_until_scene(start: int) -> list[int]:
+    def run_until_scene(start: int, title: bool = False) -> list[int]:
+        """The runs from ``start`` to where the scene opens; a ``title``'s first word opens nothing ("from breaking
+        bad")."""
         taken: list[int] = []
         j = start
         while (
             j < len(runs)
-            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and (
+                not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+                or (title and j == start and lowered[j] not in SCENE_OPENERS)
+            )
             and lowered[j] not in _ORIGIN
         ):
             gap = text[runs[j - 1][1] : runs[j][0]]
@@ -551,7 +555,18 @@ def _head(
             j += 1
         return taken
 
+    i = 0
+    while i < len(runs) and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING) and lowered[i] not in _ORIGIN:
+        # "a violinist in front of ...": the picture comes first, not a name; but "a genshin character" is a role
+        if lowered[i] in _INDEFINITE and not _ends_in_anyone(run_until_scene(i + 1), lowered):
+            return set(), set()
+        i += 1
+    if i < len(runs) and lowered[i] in PICTURE_NOUNS:  # "photo of my kitchen ...", "portrait of a girl ..."
+        return set(), set()
     head = run_until_scene(i)
+    if _ends_in_anyone(head, lowered) and len(head) > 1:
+        # "a genshin character", "any teen titans character": the words before the role are its series
+        return {head[-1]}, {j for j in head[:-1] if lowered[j] not in _PHRASE_STOPS | {"random", "one"}}
     owners = [k for k, j in enumerate(head[:-1]) if _possessive(text, runs[j])]
     owner: list[int] = []
     if owners:  # "goku's wife chichi": the one owned is the subject, the owner only describes her
@@ -562,7 +577,9 @@ def _head(
         head = [j for j in head if lowered[j] not in ROLE_NOUNS] or head
     series: list[int] = []
     if after < len(runs) and lowered[after] in _ORIGIN and not (head and boundary_between(head[-1], after)):
-        series = run_until_scene(after + 1)
+        # a title's first word may be a verb ("from breaking bad"), not where a date was cut ("from july tinkering")
+        joined = after + 1 < len(runs) and not text[runs[after][1] : runs[after + 1][0]].strip()
+        series = run_until_scene(after + 1, title=joined)
         # "the girl from inside out": a title of words that open scenes, which some name spells whole
         for length in (3, 2) if not series else ():
             taken = list(range(after + 1, after + 1 + length))
@@ -573,6 +590,10 @@ def _head(
         # "megumin's little sister", "kim possible's green villain lady": someone of the owner's story
         series = sorted(set(series) | {j for j in owner if lowered[j] not in _PHRASE_STOPS})
     return set(head), set(series)
+
+
+def _ends_in_anyone(taken: list[int], lowered: list[str]) -> bool:
+    return bool(taken) and lowered[taken[-1]] in ANYONE
 
 
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
@@ -729,6 +750,7 @@ def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: 
 
 
 __all__ = [
+    "ANYONE",
     "CONTENT_WEIGHT",
     "KIND_WORDS",
     "RELATION_NOUNS",

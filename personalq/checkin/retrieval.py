@@ -20,7 +20,7 @@ import numpy as np
 
 from personalq.checkin.evidence import Evidence, SelectionIndex
 from personalq.checkin.intent import Intent
-from personalq.checkin.reference import ROLE_NOUNS, Reference
+from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
 from personalq.checkin.tokens import field_tokens, is_unspaced
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
@@ -199,7 +199,7 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     role = (
         bool(head_words)
         and head_words[-1].forms[0] in ROLE_NOUNS
-        and (owned or _DEFINITE.search(reference.text[:start]) is not None)
+        and (owned or head_words[-1].forms[0] in ANYONE or _DEFINITE.search(reference.text[:start]) is not None)
     )
     named = not role and any(index.rarity(word) >= NAME_RARITY * index.max_idf for word in head_words)
     head = index.score(reference.words, reference.head).coverage
@@ -216,7 +216,14 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         said_words[i] = len(found & reference.series) / len(reference.series)
     if unspaced:
         series = said_words
+    anyone = role and head_words[-1].forms[0] in ANYONE
+    if anyone:  # no word says who, so the series must be said whole: "breaking" alone is not "breaking bad"
+        series = np.where(said_words >= 1.0, series, 0.0)
     known = len(series) and float(series.max()) >= least
+    if anyone and not known:
+        for r in candidates:  # "someone from breaking bad": anyone of a series no card has is no one we have
+            r.coverage, r.of_series = 0.0, False
+        return False
     for r in candidates:
         i = index.position[r.card.id]
         r.of_series, r.series = not known or series[i] >= least, float(said_words[i])
