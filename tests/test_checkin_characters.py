@@ -160,6 +160,32 @@ def test_names_versions_and_scenes_read_across_languages(checkin, request_text, 
     assert (result.status, result.checkpoint_id) == ("selected", expected)
 
 
+@pytest.mark.parametrize(
+    "request_text, expected, prompt",
+    [
+        # "from" in other languages: the series, not the name, and neither stays in the prompt
+        ("dessine tomas reyes des overcast sur une plage", "tomas", "a tomasr sur une plage"),
+        ("Tomas Reyes aus Overcast am Strand, bitte mit der LoRA", "tomas", "a tomasr am Strand"),
+        ("gambar tomas reyes dari overcast di pantai pakai lora", "tomas", "a tomasr di pantai"),
+        ("la lora de tomas reyes de overcast en la playa al atardecer", "tomas", "a tomasr en la playa al atardecer"),
+        # the newest and the first in other languages
+        ("nilla brook, la versión más reciente, en un jardín", "nilla-3", "nillab, en un jardín"),
+        ("nilla brook, la primera versión, en un tejado", "nilla-1", "nillab, en un tejado"),
+        # the name before "in the version" ("na versão"), in Portuguese
+        ("usa o lora nilla brook na versão 2, uma menina sorrindo", "nilla-2", "nillab, uma menina sorrindo"),
+    ],
+)
+def test_requests_written_in_other_languages(checkin, request_text, expected, prompt):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == ("selected", expected, prompt)
+
+
+def test_a_japanese_no_inside_a_name_is_no_preposition(checkin):
+    # "no" and "na" are Portuguese prepositions, and words of Japanese names
+    result = checkin.ask("kirameki no hoshi playing guitar in a music store", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "hoshi")
+
+
 def test_a_creator_said_is_one_the_model_must_have(checkin):
     assert checkin.ask("inkwright's tomas reyes in a cafe", NOW).checkpoint_id == "tomas"
     mismatch = checkin.ask("inkwright's vessa quill on a rooftop", NOW)

@@ -58,7 +58,8 @@ _CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", sta
 # "第二版", "第3版": the n-th version in Chinese and Japanese
 _CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
 _VERSION = re.compile(
-    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|epoch\s*|ep\s*|верси[яиюей]\s*)(?P<n>\d+(?:\.\d+)*)"
+    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
+    r"(?P<n>\d+(?:\.\d+)*)"
     r"(?:[a-z](?![a-z0-9]))?"  # a release letter after the number: "v1.2R", "v3b"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
     r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))",
@@ -92,11 +93,16 @@ _LATEST_VERSION = re.compile(
 )
 _NEWEST = re.compile(
     r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
-    r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую",
+    r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую"
+    # Spanish, French, Portuguese, Italian, German, Indonesian
+    r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
+    r"|\bneueste\w*|\baktuellste\w*|\bterbaru\b",
     re.I,
 )
 _OLDEST = re.compile(
-    r"\b(?:oldest|older|earlier|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*", re.I
+    r"\b(?:oldest|older|earlier|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*"
+    r"|\b(?:primera|première|premier|primeira|erste\w*|pertama)\b",
+    re.I,
 )
 _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
 _LAST_USED = re.compile(
@@ -107,9 +113,12 @@ _NEGATION = re.compile(
     r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
 )
+_TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
     r"(?<![A-Za-z0-9])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
-    r"lora|loras|dreambooth|embedding|i used)(?![A-Za-z0-9])",
+    r"lora|loras|dreambooth|embedding|i used|bitte|por favor|per favore|s'il (?:te|vous) pla[iî]t|tolong|"
+    r"usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
+    r"пожалуйста)(?![A-Za-z0-9])",
     re.I,
 )
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
@@ -119,16 +128,21 @@ _PROVENANCE = re.compile(
 )
 # words that only belong to a selection phrase they precede ("created in April", "from 2025", "of my teddy")
 _DANGLING = re.compile(
-    r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?(?:\b(?:in|from|on|during|since|of|at)\s+)?(?:\b(?:the|my)\s+)?$",
+    r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?"
+    r"(?:\b(?:in|from|on|during|since|of|at|de|des|du|da|di|del|aus|von|dari|из|от|na|no|em|en|nel|nella|im)\s+)?"
+    r"(?:\b(?:the|my|la|el|le|o|der|die|das)\s+)?$",
     re.I,
 )
 # Chinese and Japanese, written without spaces (Korean and Thai space their words)
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this)\s+", re.I)
+_LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright)\b[\s,.!]*)*(?:please\s+)?"
     r"(?:(?:can|could|would) you\s+)?(?:please\s+)?"
-    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like|i would like)\s+(?:me\s+)?",
+    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like|i would like"
+    # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
+    r"|dibuja(?:me)?|haz(?:me)?|dessine(?:z|-moi)?|zeichne(?:\s+bitte)?|desenh[ae]|disegna(?:mi)?"
+    r"|gambar(?:kan)?|buat(?:kan)?|tolong\s+gambar(?:kan)?|нарисуй(?:те)?)\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",
     re.I,
 )
 _STOP = frozenset(
@@ -155,7 +169,7 @@ _VERSION_TALK = re.compile(
     r"|\b(?:the\s+)?(?:version|edition|variant)\s+(?:that|which)\s+(?:has|have|does|is|can)\b"
     r"|\bthe\s+original\b(?=\s*(?:[,.;:!?]|$|,?\s+not\b))"
     # "версия под AoM3", "la versión para anime": the version and what it is for, in other languages
-    r"|\b(?:верси[яиюей]|versi[oó]n[e]?)(?:\s+(?:под|для|para|per|pour)\s+[^\s,.;:!?]+)?"
+    r"|\b(?:верси[яиюей]|versi[oó]n[e]?|vers[ãa]o)(?:\s+(?:под|для|para|per|pour)\s+[^\s,.;:!?]+)?"
     # "the flat-color one", "the 6500 steps one"
     rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
@@ -477,10 +491,11 @@ def option_position(text: str) -> int | None:
     return number - 1 if number >= 1 else None
 
 
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _merge(spans: list[tuple[int, int]], text: str = "") -> list[tuple[int, int]]:
+    """Overlapping spans as one, and spans only an "x" apart ("spy x family": a title's words)."""
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
+        if merged and (start <= merged[-1][1] or text[merged[-1][1] : start].strip().lower() == "x"):
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((start, end))
@@ -524,7 +539,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         for start, end in [*intent.selection_spans, *intent.talk_spans, *naming]
         if not _inside_compound(text, start, end)
     ]
-    for start, end in reversed(_merge(cuts)):
+    for start, end in reversed(_merge(cuts, text)):
         marks = " ".join(SLOTS[i] for i in held(start, end))
         text = text[:start] + f" {marks} " + text[end:]
     text = _LEAD.sub("", text)
@@ -536,7 +551,10 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
-    text = re.sub(r"\b(?:of|from|in|on|at|with|using|by|the|an?)\s*$", "", text).strip(" ,.;:-")
+    # words left leading into nothing, in any language ("..., mit der", "... pakai")
+    text = re.sub(rf"(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{_TRAILING_FOREIGN})\s*)+$", "", text).strip(
+        " ,.;:-"
+    )
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""

@@ -41,15 +41,26 @@ KIND_WORDS = (
 )
 # "that (one)", "this" in scripts other than English ("(suijing)那个embedding")
 _DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
+# the articles, prepositions and conjunctions of the other languages requests come in (Spanish, French, Portuguese,
+# Italian, German, Indonesian, Russian): like English ones they name nothing, and a name never reaches over them
+FUNCTION_WORDS = frozenset(
+    "el la los las lo un una unos unas de del al con en para por y "  # Spanish
+    "le les une des du au aux avec dans sur pour et ou "  # French
+    "os um uma da dos das nos nas em com "  # Portuguese
+    "il gli di della dello dei delle nel nella per "  # Italian
+    "der die das den dem ein eine einen einem einer mit und oder im am auf von aus zu für "  # German
+    "yang dan atau dengan di ke dari pada untuk ini itu "  # Indonesian
+    "с со и в во на из от для по".split()  # Russian
+)
 # a reference phrase never reaches back over these (ACTION_VERBS used as verbs are blanked to "")
 _PHRASE_STOPS = (
     frozenset(
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
         "as but not no without some any regular normal standard plain usual please pls plz "
-        "el la los las le les il lo un una une usa usar de del du des di della dello do da "
-        "с со и в во на".split()  # Russian "with", "and", "in", "on"
+        "usa usar usando utilise utiliser utilisez benutze nutze pakai do".split()  # "use" in other languages
     )
+    | FUNCTION_WORDS
     | {""}
     | _DEMONSTRATIVES
 )  # "": an action verb
@@ -62,14 +73,18 @@ _DESCRIPTION_FILLER = frozenset(
 )
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
-_NAMING = frozenset("use using by".split())
+_NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
 _ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
-_DETERMINERS = frozenset("my the your this that".split())
+_WITH = frozenset("with con avec com mit dengan".split())  # "with my wano style lora", "mit der LoRA"
+_DETERMINERS = frozenset("my the your this that el la le il lo der die das den mi mon ma mein meine".split())
 # words that open what the picture shows around its subject: a request that marks no name opens with it before them
 SCENE_OPENERS = frozenset(
     "on in at by under over near beside inside outside against during through across around behind into onto above "
     "below along among between beneath within toward towards while as with without wearing holding who that which "
-    "is are was doing and or but than like".split()
+    "is are was doing and or but than like "
+    # the same prepositions in the other languages requests come in ("en la playa", "sur une plage", "am Strand")
+    # (not Portuguese "no" and "na": Japanese names hold them, "tamamo no mae")
+    "en sur dans sous avec em com sotto nel nella am im auf unter mit pada dengan на в во под с со".split()
 )
 _INDEFINITE = frozenset("a an some".split())
 # words for who someone is to others: beside a name they describe, they do not name ("goku's wife chichi")
@@ -93,10 +108,12 @@ ROLE_NOUNS = (
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
     "photo photograph picture pic portrait image painting drawing illustration sketch shot closeup close poster "
-    "wallpaper selfie scene view render".split()
+    "wallpaper selfie scene view render "
+    "retrato foto fotografía fotografia imagen imagem dibujo desenho dessin bild porträt zeichnung gambar lukisan "
+    "ritratto immagine disegno картинка портрет фото рисунок изображение".split()
 )
-# words that say where a character is from: the series follows ("albedo from genshin")
-_ORIGIN = frozenset("from".split())
+# words that say where a character is from: the series follows ("albedo from genshin", "anya de spy x family")
+_ORIGIN = frozenset("from de des du da di del aus von dari из от".split())
 # words ending in "-ing" that are nouns of names rather than what a subject does
 _ING_NOUNS = frozenset("king viking ring wing thing string spring sterling darling sling morning evening".split())
 # words that may stand inside a name ("ghost in the shell", "lord of the rings")
@@ -114,6 +131,7 @@ STOPWORDS = (
         "do does did doing have has had am were been being can could would should shall may might must "
         "than".split()
     )
+    | FUNCTION_WORDS
     | _DEMONSTRATIVES
 )
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
@@ -121,7 +139,12 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show".spli
 # words that open a request before it names anything ("can you draw me ...", "pls")
 _LEADING = ACTION_VERBS | frozenset(
     "can could you pls plz please want need id i'd would love like "
-    "ok okay so hey hi hello yo um uh hmm well alright just".split()  # "ok so i want ...", "hey, i'd like ..."
+    "ok okay so hey hi hello yo um uh hmm well alright just "  # "ok so i want ...", "hey, i'd like ..."
+    # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
+    "dibuja dibújame dibujame haz hazme genera quiero dessine dessinez dessine-moi fais génère je veux "
+    "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere quero disegna disegnami fai "
+    "crea voglio gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
+    "пожалуйста хочу me moi mir mi aku saya favor".split()
 )
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
@@ -255,6 +278,7 @@ def read_reference(
             if lowered[i] == "by":
                 return
             j += 1
+        named = False
         while (
             j < len(runs)
             and not boundary_between(j - 1, j)
@@ -263,10 +287,30 @@ def read_reference(
         ):
             if lowered[j] in KIND_WORDS:
                 markers.add(j)
+                j += 1  # "use the starfire lora from teen titans": where it is from follows the kind word
                 break
             phrase.add(j)
             markers.add(i)
+            named = True
             j += 1
+        if named:
+            origin(j)
+
+    def origin(j: int) -> None:
+        """Mark where a named model is from as selection talk ("la lora de starfire de teen titans en la playa"):
+        the origin word at run ``j`` and the series after it, up to where the scene begins."""
+        if j >= len(runs) or lowered[j] not in _ORIGIN or boundary_between(j - 1, j):
+            return
+        k = j + 1
+        while (
+            k < len(runs)
+            and not boundary_between(k - 1, k)
+            and lowered[k] not in _ORIGIN
+            and not (k > j + 1 and _opens_scene(lowered[k], lowered[k + 1] if k + 1 < len(runs) else ""))
+        ):
+            k += 1
+        if k > j + 1:
+            markers.update(range(j, k))
 
     for i, word in enumerate(lowered):
         if word in KIND_WORDS:
@@ -289,13 +333,17 @@ def read_reference(
                 j -= 1
             if j >= 0 and j + 1 < i and lowered[j] in _DETERMINERS and not boundary_between(j, j + 1):
                 markers.add(j)
-                if j >= 1 and lowered[j - 1] in _NAMING | {"with"} and not boundary_between(j - 1, j):
+                if j >= 1 and lowered[j - 1] in _NAMING | _WITH and not boundary_between(j - 1, j):
                     markers.add(j - 1)
+            if phrase - before:
+                origin(i + 1)  # "the starfire lora from teen titans, on a beach"
             if word in _FOLLOWED_BY_NAME:
                 forward(i)
             elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
                 forward(i + 1)
                 markers.add(i)
+                if i > 0 and lowered[i - 1] in _DETERMINERS and not boundary_between(i - 1, i):
+                    markers.add(i - 1)  # "la lora de ...": its article goes with it
             elif (
                 i + 1 < len(runs)
                 and lowered[i + 1] in _DESCRIBING
@@ -683,6 +731,9 @@ def _is_verb(lowered: list[str], i: int) -> bool:
     return i == 0 or (i + 1 < len(lowered) and lowered[i + 1] in _AFTER_VERB)
 
 
+_VERSION_NOUNS = frozenset("version versão versao versión versione versi версия версии версию".split())
+
+
 def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[int, int], phrase: set[int]) -> None:
     """The words a version number belongs to: back to the clause's start ("command and conquer NOD v2"),
     and a clause tail of at most ``LABEL_TAIL`` words after it ("V9 paint", "v3.0-ming")."""
@@ -690,6 +741,10 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
     before = [i for i, run in enumerate(runs) if run[1] <= start]
     if before and lowered[before[-1]] not in KIND_WORDS and not _BOUNDARY.search(text[runs[before[-1]][1] : start]):
         j = before[-1]
+        if lowered[j] in _VERSION_NOUNS:  # "fast food cashier na versão 1.0": the name is before "in the version"
+            j -= 1
+            while j > 0 and lowered[j] in _PHRASE_STOPS and not _BOUNDARY.search(text[runs[j][1] : runs[j + 1][0]]):
+                j -= 1
         while j >= 0 and lowered[j] not in _PHRASE_STOPS and lowered[j] not in KIND_WORDS:
             phrase.add(j)
             if j == 0 or _BOUNDARY.search(text[runs[j - 1][1] : runs[j][0]]):
