@@ -378,3 +378,12 @@ def test_anyone_from_a_series_is_one_of_its_models(checkin, request_text, expect
 def test_a_role_owned_by_a_name_is_someone_of_its_story(checkin, request_text, expected):
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == expected
+
+
+def test_a_request_listing_dozens_of_names_is_refused_before_any_search(checkin):
+    # each name listed is a search of the repository: a flood of them is refused unread
+    result = checkin.ask("vessa lora, lyra venn lora, " * 12 + "on a beach", NOW)
+    assert (result.status, result.reason) == (
+        "no_match",
+        "That request lists 24 names; an image takes at most 5 checkpoints.",
+    )

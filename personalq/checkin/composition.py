@@ -25,6 +25,8 @@ from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
 
+MAX_LISTED = 3 * MAX_CHECKPOINTS  # names a request may list (some are the picture's) before it is refused unread
+
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
 _JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
@@ -291,6 +293,11 @@ def compose(
     groups = [] if reference.unspaced else marked_parts(intent.text, reference)  # pairs of CJK name no parts
     if len(groups) + len(tagged) < 2:
         return None
+    if len(groups) > MAX_LISTED:  # each name is a search: a request listing dozens is refused before any
+        return Composition(
+            [],
+            refusal=f"That request lists {len(groups)} names; an image takes at most {MAX_CHECKPOINTS} checkpoints.",
+        )
     groups = _joined_names(cache, intent.text, reference, groups)
     if len(groups) + len(tagged) < 2:
         return None
