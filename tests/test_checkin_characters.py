@@ -269,6 +269,18 @@ def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(che
     assert checkin.ask("hovercraft lora, a rescue boat skimming over a flood", NOW).status == "no_match"
 
 
+def test_a_name_we_lack_is_no_match_whatever_the_scene_words_find(checkin):
+    # rare words the request opens with, that no card is called by: not a concept LoRA the scene's words find
+    result = checkin.ask("korra sato beyond the window light, a mountain in the distance", NOW)
+    assert result.status == "no_match"
+
+
+def test_a_name_the_request_opens_with_beats_a_clause_a_trigger_spells(checkin):
+    # "lighting" is a clause of the picture that a concept's tag spells; the request opens with Vessa
+    result = checkin.ask("vessa quill floating over a castle, lighting, her hair in the wind", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "vessa")
+
+
 def test_a_word_made_from_a_name_finds_it(checkin):
     result = checkin.ask("the taiwanese harbor boats lora, fishing boats at dawn", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "harbor")
@@ -352,6 +364,13 @@ def test_a_role_from_a_series_is_one_of_its_models(checkin, request_text, expect
         ("somebody from starfall saga reading a map", ("selected", "lyra")),
         # a series no card has, its title opening with a verb: an honest no match that says so
         ("someone from breaking waves on a beach", ("no_match", None)),
+        # anything from a series with one model; a name said after the series picks among its models
+        ("got anything from starfall saga? a girl reading a map", ("selected", "lyra")),
+        ("someone from overcast: tomas, reading a map on a bench", ("selected", "tomas")),
+        # one of a group said in the plural is any of them
+        ("one of the overcast characters at a bus stop", ("clarify", None)),
+        # "something" from no series is no one: a description of the model
+        ("something that draws mountain vistas, a valley at dawn", ("selected", "mountain")),
     ],
 )
 def test_anyone_from_a_series_is_one_of_its_models(checkin, request_text, expected):

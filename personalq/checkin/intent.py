@@ -115,10 +115,11 @@ _NEGATION = re.compile(
 )
 _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
-    r"(?<![A-Za-z0-9])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
-    r"lora|loras|dreambooth|embedding|i used|bitte|por favor|per favore|s'il (?:te|vous) pla[iî]t|tolong|"
-    r"usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
-    r"пожалуйста)(?![A-Za-z0-9])",
+    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
+    r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
+    r"s'il (?:te|vous) pla[iî]t|svp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
+    r"пожалуйста)(?![A-Za-z0-9-])"
+    r"|お願いします|お願い|ください|부탁해요|부탁합니다|부탁해|주세요",  # "please" in Japanese and Korean
     re.I,
 )
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
@@ -137,7 +138,8 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright)\b[\s,.!]*)*(?:please\s+)?"
+    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright|got|(?:do\s+)?you\s+(?:have|got))\b[\s,.!]*)*"
+    r"(?:please\s+)?"
     r"(?:(?:can|could|would) you\s+)?(?:please\s+)?"
     r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like|i would like"
     # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
@@ -170,8 +172,9 @@ _VERSION_TALK = re.compile(
     r"|\bthe\s+original\b(?=\s*(?:[,.;:!?]|$|,?\s+not\b))"
     # "версия под AoM3", "la versión para anime": the version and what it is for, in other languages
     r"|\b(?:верси[яиюей]|versi[oó]n[e]?|vers[ãa]o)(?:\s+(?:под|для|para|per|pour)\s+[^\s,.;:!?]+)?"
-    # "the flat-color one", "the 6500 steps one"
-    rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)",
+    # "the flat-color one", "the 6500 steps one", "the guts_05 file"
+    rf"|\bthe\s+(?:{_NOT_A_LABEL_WORD}[^\W_][\w'.-]*\s+){{1,3}}one\b(?!\s+(?:of|who|that|which)\b)"
+    r"|\bthe\s+[^\W_][\w.-]*\s+file\b",
     re.I,
 )
 # a negative embedding's placement: "put X in the negatives", "X as negative", "in the neg"

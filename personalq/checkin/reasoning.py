@@ -30,7 +30,7 @@ from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import ANYONE, RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
-from personalq.checkin.retrieval import Ranked, Ranking
+from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
@@ -41,7 +41,6 @@ Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is r
 _SCOPE_FIELDS = {"label": ("version", "trigger"), "file": ("name", "version", "trigger")}  # "all": every field
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
-FULL_COVERAGE = 0.98  # of the phrase's weight: every word found, some in a weaker field
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
 MIN_UNSPACED_COVERAGE = 0.3  # of a phrase in a script without spaces, whose pairs across words name nothing
 MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws: people paraphrase model pages
@@ -368,6 +367,9 @@ def _titled(card: StoredCheckpoint, series_words: set[str]) -> bool:
     return bool(opening) and opening[0] in series_words
 
 
+_PLURAL = ROLE_NOUNS - {noun for noun in ROLE_NOUNS if not noun.endswith("s")}
+
+
 def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     """ "the singer from one piece film red", "the girl from inside out": who is said only by a role, so every
     model of the series fits, those whose cards say the role's words first; one model is the pick, several a
@@ -397,9 +399,14 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     # the words said of the role narrow next ("the android girl": "android"), then the role itself ("girl")
     words = reference.words
     said = {k for k in reference.head if words[k].forms[0] not in ROLE_NOUNS}
-    role = {k for k in reference.head - said if words[k].forms[0] not in ANYONE}  # "someone" is no one's word
+    # "someone" is no one's word, and "one of the ddlc girls" is any of them
+    role = {k for k in reference.head - said if words[k].forms[0] not in ANYONE and words[k].forms[0] not in _PLURAL}
     for narrowing in (said, role):
         pool = [r for r in pool if r.matched & narrowing] or pool
+    if not said and not role:  # "someone from black lagoon: balalaika in her greatcoat": a name said after
+        later = set(range(len(words))) - reference.head - reference.series
+        pool = [r for r in pool if any(_name_says(r.card, [words[k]]) for k in later)] or pool
+        pool = [r for r in pool if any(_triggered(r.card, words[k]) for k in later)] or pool  # its version
     if any(words[k].forms[0] in _TITLE_ROLE for k in reference.head):
         # "the main witch from little witch nobeta": the one the title is named after
         series_words = {form for k in reference.series for form in words[k].forms}
@@ -411,6 +418,11 @@ def _name_says(card: StoredCheckpoint, said: list) -> bool:
     """Does the card's name have every one of the words ``said``?"""
     name = card_fields(card)["name"]
     return all(name.intersection(word.forms) for word in said)
+
+
+def _triggered(card: StoredCheckpoint, word) -> bool:
+    """Is ``word`` one of the card's trained words ("balalaika" of the version that added her)?"""
+    return bool(card_fields(card)["trigger"].intersection(word.forms))
 
 
 def _named_after(card: StoredCheckpoint, said: list) -> bool:

@@ -81,7 +81,7 @@ _DETERMINERS = frozenset("my the your this that el la le il lo der die das den m
 SCENE_OPENERS = frozenset(
     "on in at by under over near beside inside outside against during through across around behind into onto above "
     "below along among between beneath within toward towards while as with without wearing holding who that which "
-    "is are was doing and or but than like "
+    "is are was doing and or but than like beyond past amid amidst atop "
     # the same prepositions in the other languages requests come in ("en la playa", "sur une plage", "am Strand")
     # (not Portuguese "no" and "na": Japanese names hold them, "tamamo no mae")
     "en sur dans sous avec em com sotto nel nella am im auf unter mit pada dengan на в во под с со".split()
@@ -94,7 +94,7 @@ RELATION_NOUNS = frozenset(
     "rival".split()
 )
 # who, said of no one in particular: "someone from teen titans", "a genshin character" is any of the series' models
-ANYONE = frozenset("someone somebody anyone anybody character characters".split())
+ANYONE = frozenset("someone somebody anyone anybody anything something character characters".split())
 ROLE_NOUNS = (
     RELATION_NOUNS
     | ANYONE
@@ -105,6 +105,8 @@ ROLE_NOUNS = (
         "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
     )
 )
+# "one of the ddlc girls", "one of the quintuplets": a role said in the plural, of a group
+ROLE_NOUNS = ROLE_NOUNS | {noun + "s" for noun in ROLE_NOUNS} | frozenset("twins triplets quintuplets members".split())
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
     "photo photograph picture pic portrait image painting drawing illustration sketch shot closeup close poster "
@@ -115,7 +117,10 @@ PICTURE_NOUNS = frozenset(
 # words that say where a character is from: the series follows ("albedo from genshin", "anya de spy x family")
 _ORIGIN = frozenset("from de des du da di del aus von dari из от".split())
 # words ending in "-ing" that are nouns of names rather than what a subject does
-_ING_NOUNS = frozenset("king viking ring wing thing string spring sterling darling sling morning evening".split())
+_ING_NOUNS = frozenset(
+    "king viking ring wing thing string spring sterling darling sling morning evening "
+    "anything something nothing everything".split()
+)
 # words that may stand inside a name ("ghost in the shell", "lord of the rings")
 _CONNECTORS = frozenset("in of the and".split())
 # "el lora de merida", "le lora du ...", "il lora di ...": the name follows the kind word and "of"
@@ -139,7 +144,7 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show".spli
 # words that open a request before it names anything ("can you draw me ...", "pls")
 _LEADING = ACTION_VERBS | frozenset(
     "can could you pls plz please want need id i'd would love like "
-    "ok okay so hey hi hello yo um uh hmm well alright just "  # "ok so i want ...", "hey, i'd like ..."
+    "ok okay so hey hi hello yo um uh hmm well alright just got have "  # "ok so i want ...", "got anything ..."
     # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
     "dibuja dibújame dibujame haz hazme genera quiero dessine dessinez dessine-moi fais génère je veux "
     "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere quero disegna disegnami fai "
@@ -391,7 +396,12 @@ def read_reference(
     positions: set[int] = set()
     for i, (start, end, forms) in enumerate(runs):
         # a stopword stays inside a series a name spells whole ("from inside out")
-        stop = lowered[i] in STOPWORDS and not _compound(text, runs, i) and i not in series_runs
+        stop = (
+            lowered[i] in STOPWORDS
+            and not _compound(text, runs, i)
+            and i not in series_runs
+            and not (i in head_runs and lowered[i] in ANYONE)  # "anything from doraemon"
+        )
         if not lowered[i] or stop or lowered[i] in excluded:
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
@@ -612,6 +622,11 @@ def _head(
     if i < len(runs) and lowered[i] in PICTURE_NOUNS:  # "photo of my kitchen ...", "portrait of a girl ..."
         return set(), set()
     head = run_until_scene(i)
+    if len(head) > 3 and lowered[head[0]] == "one" and lowered[head[1]] == "of":
+        # "one of the ddlc girls reading poetry": the role is the group's last word, the words before it its series
+        group = [j for j in head[2:] if lowered[j] not in _PHRASE_STOPS]
+        if len(group) >= 2 and lowered[group[-1]] in ROLE_NOUNS:
+            return {group[-1]}, set(group[:-1])
     if _ends_in_anyone(head, lowered) and len(head) > 1:
         # "a genshin character", "any teen titans character": the words before the role are its series
         return {head[-1]}, {j for j in head[:-1] if lowered[j] not in _PHRASE_STOPS | {"random", "one"}}
@@ -637,6 +652,8 @@ def _head(
     if owner and head and lowered[head[-1]] in ROLE_NOUNS:
         # "megumin's little sister", "kim possible's green villain lady": someone of the owner's story
         series = sorted(set(series) | {j for j in owner if lowered[j] not in _PHRASE_STOPS})
+    if not series and all(lowered[j] in ANYONE for j in head):
+        return set(), set()  # "something that paints like frazetta": anyone from nowhere names no one
     return set(head), set(series)
 
 

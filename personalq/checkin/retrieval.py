@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from personalq.checkin.evidence import Evidence, SelectionIndex
+from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
 from personalq.checkin.tokens import field_tokens, is_unspaced
@@ -26,9 +26,11 @@ from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
 WINDOW_LIMIT = 400
+FULL_COVERAGE = 0.98  # of a phrase's weight: every word found, some in a weaker field
 HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken as the name (reasoning's MIN_COVERAGE)
 UNSPACED_SERIES_COVERAGE = 0.8
 NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
+CALLED_AMONG = 20  # candidates read for whether one is called by the words a request opens with
 SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
 
@@ -179,10 +181,14 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
     if headed.series and float(index.score(headed.words, headed.head).coverage.max()) >= HEAD_COVERAGE:
         return True  # "姫野 from チェンソーマン": a series no card spells, said of a name one card has
     words = [headed.words[k] for k in headed.head]
-    return len(words) <= SHORT_HEAD and any(not any(index.names(f) for f in w.forms) for w in words)
+    # short, with a word no card is called by, or a word as rare as a name that none is called by most of with the
+    # rest ("liara t'soni at a dig site": "Lara Croft" is not her, nor a glow LoRA the scene's words would find)
+    return len(words) <= SHORT_HEAD and any(
+        not any(index.names(f) for f in w.forms) or index.rarity(w) >= NAME_RARITY * index.max_idf for w in words
+    )
 
 
-_DEFINITE = re.compile(r"(?i)\b(?:the|that|this|these|those)\s+$")
+_DEFINITE = re.compile(r"(?i)(?:\b(?:the|that|this|these|those)\s+|\bone\s+of\s+(?:the|my)\s+(?:\S+\s+){0,4})$")
 
 
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
@@ -253,6 +259,12 @@ def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
     return missing
 
 
+def _called(card: StoredCheckpoint, forms: tuple[str, ...]) -> bool:
+    """Is the card called by a word of these ``forms``: its name or a trained word has it?"""
+    fields = card_fields(card)
+    return bool((fields["name"] | fields["trigger"]).intersection(forms))
+
+
 def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Evidence]:
     """The request's reference read against the repository: the phrase it marks, else the one clause a card's name
     spells out whole, else the noun phrase it opens with when that names a model (:func:`_head_names`); with the
@@ -260,6 +272,19 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
     here, so they agree on them."""
     evidence = index.score(reference.words, reference.phrase, reference.files)
     clause = _naming_clause(reference, evidence.named.values())
+    if clause and reference.head and not clause & reference.head:
+        # "midna floating over a castle, grinning, ...": a request opening with a name (rare words) some card is
+        # called by names that, not a clause of the picture's that some trigger happens to spell ("grinning")
+        # by its name, not its creator's ("old man playing chess, ..., AnalogFilm768 tintype": "old_man_prompt")
+        headed = reference.with_phrase(reference.head_phrase)
+        trial = index.score(headed.words, headed.phrase)
+        said = [headed.words[k].forms for k in headed.head]
+        rare = all(index.rarity(headed.words[k]) >= NAME_RARITY * index.max_idf for k in headed.head)
+        if rare and any(
+            all(_called(index.cards[i], forms) for forms in said)
+            for i in np.flatnonzero(trial.coverage >= FULL_COVERAGE)[:CALLED_AMONG]
+        ):
+            clause = set()
     if clause:
         reference = reference.with_phrase(clause)
         evidence = index.score(reference.words, reference.phrase, reference.files)
