@@ -48,6 +48,7 @@ CARDS = [
     ("wren", "Wren - Over-Under", "wren", "v1", ["wrenou"], ["character"], "2023-04-06"),
     ("tomas-mom", "Tomas's Mom V2-6", "tomasmom", "V2-6", ["tomasmom_v2"], ["character", "cartoon"], "2023-01-02"),
     ("whiskers", "Mr. Whiskers", "whiskers", "v1", ["mrwhisk"], ["character", "cat"], "2023-01-03"),
+    ("jiro", "Jiro Max", "jiro", "v1", ["jiromax"], ["character"], "2023-01-06"),
     ("eldritch", "Lovecraft Horror", "eldritch", "v1", ["lvcraft"], ["horror"], "2023-01-04"),
     ("harbor", "Taiwan Harbor Boats", "harbor", "v1", ["twboats"], ["concept"], "2023-01-05"),
     (
@@ -173,6 +174,12 @@ def test_names_versions_and_scenes_read_across_languages(checkin, request_text, 
         ("nilla brook, la primera versión, en un tejado", "nilla-1", "nillab, en un tejado"),
         # the name before "in the version" ("na versão"), in Portuguese
         ("usa o lora nilla brook na versão 2, uma menina sorrindo", "nilla-2", "nillab, uma menina sorrindo"),
+        # the n-th version in German, Russian, Indonesian
+        ("nilla brook, die zweite Version, im Garten", "nilla-2", "nillab, im Garten"),
+        ("nilla brook, вторая версия: девушка в саду", "nilla-2", "nillab, девушка в саду"),
+        ("nilla brook versi 3 dong, perempuan di taman", "nilla-3", "nillab, perempuan di taman"),
+        # a name spelt in Cyrillic from its English sound
+        ("Джиро Макс на крыше ночью", "jiro", "a jiromax на крыше ночью"),
     ],
 )
 def test_requests_written_in_other_languages(checkin, request_text, expected, prompt):

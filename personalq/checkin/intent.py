@@ -53,12 +53,25 @@ _ORDINALS = {
     "première": 1,
     "deuxième": 2,
     "troisième": 3,
+    # German, Russian, Indonesian: "die zweite Version", "вторая версия", "versi kedua"
+    "erste": 1,
+    "zweite": 2,
+    "dritte": 3,
+    "первая": 1,
+    "вторая": 2,
+    "третья": 3,
+    "первую": 1,
+    "вторую": 2,
+    "третью": 3,
+    "pertama": 1,
+    "kedua": 2,
+    "ketiga": 3,
 }
 _CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
 # "第二版", "第3版": the n-th version in Chinese and Japanese
 _CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
 _VERSION = re.compile(
-    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
+    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|versi\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
     r"(?P<n>\d+(?:\.\d+)*)"
     r"(?:[a-z](?![a-z0-9]))?"  # a release letter after the number: "v1.2R", "v3b"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
@@ -85,7 +98,9 @@ _BASE_MODEL = re.compile(
     re.I,
 )
 _ORDINAL_VERSION = re.compile(
-    r"\b(?:the\s+|la\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+(?:version|iteration|release|build|versi[oó]n[e]?)\b",
+    r"\b(?:the\s+|la\s+|die\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+"
+    r"(?:version|iteration|release|build|versi[oó]n[e]?|vers[ãa]o|верси[яиюей])(?!\w)"
+    r"|\bversi\s+(?P<o2>" + "|".join(_ORDINALS) + r")\b",
     re.I,
 )
 _LATEST_VERSION = re.compile(
@@ -364,7 +379,7 @@ def _read_versions(intent: Intent) -> None:
                 intent.version_span = m.span("n")
                 break
     if (m := _ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
-        intent.version = float(_ORDINALS[m.group("o").lower()])
+        intent.version = float(_ORDINALS[(m.group("o") or m.group("o2")).lower()])
         intent.version_parts = (int(intent.version),)
         spans.append(m.span())
     elif (m := _CJK_ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):

@@ -95,7 +95,12 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
             if part != whole or len(parts) == 1:
                 found.extend(p for p in _file_pieces(part) if p not in found)
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
-            found.append(anyascii(whole).casefold())
+            ascii_ = anyascii(whole).casefold()
+            found.append(ascii_)
+            # a name spelt in Cyrillic from English sound ("Джинкс"): "dzh" was a "j", "ks" an "x"
+            english = ascii_.replace("dzh", "j").replace("ks", "x")
+            if english != ascii_:
+                found.append(english)
         out.append((match.start(), match.end(), found))
     return out
 
