@@ -22,6 +22,8 @@ CARDS = [
     ("grain", "Film Grain Detail", "grain", "v1", "lora", "SD 1.5", ["filmgrain"], ["detail"], "2023-05-05"),
     ("mira-db", "Mira DreamBooth", "mira", "v1", "dreambooth", "SD 1.5", ["sks mira"], ["character"], "2023-05-06"),
     ("tess-db", "Tess DreamBooth", "tess", "v1", "dreambooth", "SD 1.5", ["sks tess"], ["character"], "2023-05-07"),
+    # a textual inversion whose version label holds the words of its name ("Style" + "Amber Haze")
+    ("amber", "Style Amber Haze", "amber", "Amber Haze", "textual_inversion", "SD 1.5", ["amberhz"], [], "2023-05-08"),
 ]
 
 
@@ -197,3 +199,22 @@ def test_a_base_said_before_a_name_is_that_parts_and_a_bracket_ends_no_list(chec
     # a bracket after a name does not end the names listed with it
     result = checkin.ask("lyra venn (lyravenn) + ink wash style, walking in the rain", NOW)
     assert _set(result) == [("lyra", 1.0), ("inkwash", 1.0)]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        # a verb after who is asked asks; it is no word of the name
+        "can you make lyra venn with my ink wash style lora? reading in a library",
+        # a verb opening a sentence asks too
+        "reading in a library at night. mix lyra venn and the ink wash style lora for this",
+    ],
+)
+def test_the_verb_that_asks_is_no_part_of_a_name(checkin, request_text):
+    assert _set(checkin.ask(request_text, NOW)) == [("lyra", 1.0), ("inkwash", 1.0)]
+
+
+def test_common_words_name_a_model_when_one_is_called_by_all_of_them(checkin):
+    # "amber haze" are common words, and the embedding is called by both (its version label holds them)
+    result = checkin.ask("lyra venn + amber haze style, crawling out of an old tv set", NOW)
+    assert _set(result) == [("lyra", 1.0), ("amber", 1.0)]

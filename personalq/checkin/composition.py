@@ -120,16 +120,18 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
     index = cache.index()
     reference = ranking.reference
     rare = any(index.rarity(reference.words[k]) >= NAME_RARITY * index.max_idf for k in words)
-    if not rare:
+    # common words name a model only together and all of them ("sadako + nebula magic style": "Style Nebula Magic")
+    least = ONE_MODEL_COVERAGE if rare else 1.0
+    if not rare and len(words) < 2:
         return False
 
     def called(card: StoredCheckpoint) -> bool:
         # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
         # describes the training images
-        fields = card_fields(card)["name"] | (field_tokens(card.triggers[0]) if card.triggers else set())
-        return sum(bool(fields.intersection(reference.words[k].forms)) for k in words) >= ONE_MODEL_COVERAGE * len(
-            words
-        )
+        # (a name whose words its version label holds, "Style" + "Nebula Magic", is called by them too)
+        named = card_fields(card)
+        fields = named["name"] | named["version"] | (field_tokens(card.triggers[0]) if card.triggers else set())
+        return sum(bool(fields.intersection(reference.words[k].forms)) for k in words) >= least * len(words)
 
     covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
     return any(called(r.card) for r in covering)

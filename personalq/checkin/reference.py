@@ -140,7 +140,7 @@ STOPWORDS = (
     | _DEMONSTRATIVES
 )
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
-ACTION_VERBS = frozenset("draw make paint render generate create give show".split())
+ACTION_VERBS = frozenset("draw make paint render generate create give show mix combine blend".split())
 # words that open a request before it names anything ("can you draw me ...", "pls")
 _LEADING = ACTION_VERBS | frozenset(
     "can could you pls plz please want need id i'd would love like "
@@ -152,6 +152,7 @@ _LEADING = ACTION_VERBS | frozenset(
     "пожалуйста хочу me moi mir mi aku saya favor".split()
 )
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
+_ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
@@ -263,7 +264,10 @@ def read_reference(
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
-    lowered = [w if w not in ACTION_VERBS or not _is_verb(lowered, i) else "" for i, w in enumerate(lowered)]
+    lowered = [
+        w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) else ""
+        for i, w in enumerate(lowered)
+    ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
 
     def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged")
         gap = text[runs[i][1] : runs[j][0]]
@@ -744,8 +748,9 @@ def _compound(text: str, runs: list, i: int) -> bool:
 
 
 def _is_verb(lowered: list[str], i: int) -> bool:
-    """An action word at the start or before an object ("paint a fox", "draw me"), not a name ("V9 paint")."""
-    return i == 0 or (i + 1 < len(lowered) and lowered[i + 1] in _AFTER_VERB)
+    """An action word at the start, after who is asked ("can you make ouro kronii ...", "please draw"), or before an
+    object ("paint a fox", "draw me"), not a name ("V9 paint")."""
+    return i == 0 or lowered[i - 1] in _ASKED or (i + 1 < len(lowered) and lowered[i + 1] in _AFTER_VERB)
 
 
 _VERSION_NOUNS = frozenset("version versão versao versión versione versi версия версии версию".split())
