@@ -24,6 +24,7 @@ CARDS = [
     ("tess-db", "Tess DreamBooth", "tess", "v1", "dreambooth", "SD 1.5", ["sks tess"], ["character"], "2023-05-07"),
     # a textual inversion whose version label holds the words of its name ("Style" + "Amber Haze")
     ("amber", "Style Amber Haze", "amber", "Amber Haze", "textual_inversion", "SD 1.5", ["amberhz"], [], "2023-05-08"),
+    ("maid", "Velvet Maid Dress", "maid", "v1", "lora", "SD 1.5", ["velvetmaid"], ["clothing"], "2023-05-09"),
 ]
 
 
@@ -218,3 +219,9 @@ def test_common_words_name_a_model_when_one_is_called_by_all_of_them(checkin):
     # "amber haze" are common words, and the embedding is called by both (its version label holds them)
     result = checkin.ask("lyra venn + amber haze style, crawling out of an old tv set", NOW)
     assert _set(result) == [("lyra", 1.0), ("amber", 1.0)]
+
+
+def test_what_a_character_does_to_a_marked_model_is_no_part_of_its_name(checkin):
+    # "wearing the" acts on the dress: Lyra is a name of her own, the dress LoRA another
+    result = checkin.ask("lyra venn wearing the velvet maid dress lora, serving tea in a parlor", NOW)
+    assert _set(result) == [("lyra", 1.0), ("maid", 1.0)]

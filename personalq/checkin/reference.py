@@ -335,8 +335,8 @@ def read_reference(
                 ):
                     j -= 1
                     continue
-                if lowered[j] in _PHRASE_STOPS:
-                    break
+                if lowered[j] in _PHRASE_STOPS or _acts_on(lowered, j):
+                    break  # "martha wearing the maid dress lora": what she does is no word of the name
                 phrase.add(j)
                 markers.add(i)
                 j -= 1
@@ -745,6 +745,17 @@ def _compound(text: str, runs: list, i: int) -> bool:
     before = i > 0 and text[runs[i - 1][1] : runs[i][0]] == "_"
     after = i + 1 < len(runs) and text[runs[i][1] : runs[i + 1][0]] == "_"
     return before or after
+
+
+def _acts_on(lowered: list[str], j: int) -> bool:
+    """Is run ``j`` a verb acting on what follows ("wearing the", "holding a"), not a word of a name ("the walking
+    dead")?"""
+    return (
+        j + 1 < len(lowered)
+        and _opens_scene(lowered[j], lowered[j + 1])
+        and lowered[j] not in _CONNECTORS
+        and lowered[j + 1] in _DETERMINERS | _INDEFINITE | {"her", "his", "their"}
+    )
 
 
 def _is_verb(lowered: list[str], i: int) -> bool:
