@@ -49,6 +49,8 @@ CARDS = [
     ("tomas-mom", "Tomas's Mom V2-6", "tomasmom", "V2-6", ["tomasmom_v2"], ["character", "cartoon"], "2023-01-02"),
     ("whiskers", "Mr. Whiskers", "whiskers", "v1", ["mrwhisk"], ["character", "cat"], "2023-01-03"),
     ("jiro", "Jiro Max", "jiro", "v1", ["jiromax"], ["character"], "2023-01-06"),
+    ("yuling-lora", "Yuling | 2in1 LoRA & LoCon", "yuling", "v1.0", ["yuling"], ["character"], "2023-01-07"),
+    ("yuling-locon", "Yuling | 2in1 LoRA & LoCon", "yuling", "V1.0_LoCon", ["yuling"], ["character"], "2023-01-08"),
     ("eldritch", "Lovecraft Horror", "eldritch", "v1", ["lvcraft"], ["horror"], "2023-01-04"),
     ("harbor", "Taiwan Harbor Boats", "harbor", "v1", ["twboats"], ["concept"], "2023-01-05"),
     (
@@ -285,6 +287,18 @@ def test_a_name_we_lack_is_no_match_whatever_the_scene_words_find(checkin):
 def test_a_name_the_request_opens_with_beats_a_clause_a_trigger_spells(checkin):
     # "lighting" is a clause of the picture that a concept's tag spells; the request opens with Vessa
     result = checkin.ask("vessa quill floating over a castle, lighting, her hair in the wind", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "vessa")
+
+
+def test_a_name_ending_in_ing_that_is_a_clause_of_its_own_and_its_locon_version(checkin):
+    # "yuling," is a name, not a verb; "locon" tells the versions apart though the model's name says it too
+    result = checkin.ask("yuling, the locon version - dashing across the rooftops at night", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "yuling-locon")
+
+
+def test_a_possessive_after_a_place_and_the_is_where(checkin):
+    # "at the mochi's counter" is where the picture is, not Mochi's model
+    result = checkin.ask("vessa quill, the one from june - as a clerk at the mochi's counter", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "vessa")
 
 

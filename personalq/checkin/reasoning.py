@@ -29,7 +29,7 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import ANYONE, RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
+from personalq.checkin.reference import ANYONE, KIND_WORDS, RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
 from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
@@ -285,6 +285,9 @@ def _leaders(
     leading = [r for r in leading if r.card.id in kept]
     if versioned:  # "a-mecha musume, the REN version": across models too, the labels that say the version's words
         said = _labelled_words(leading, words, lambda k: words[k].forms[0] in versioned)
+        kinds = versioned & KIND_WORDS
+        if kinds and len(set(said.values())) == 1:  # a kind the name says too ("LoRA & LoCon": its "V1.0_LoCon")
+            said = {r.card.id: len(kinds & field_tokens(str(r.card.version or ""))) for r in leading}
         most_said = max(said.values(), default=0)
         leading = [r for r in leading if said[r.card.id] == most_said]
     return leading

@@ -599,14 +599,18 @@ def _head(
 
     def run_until_scene(start: int, title: bool = False) -> list[int]:
         """The runs from ``start`` to where the scene opens; a ``title``'s first word opens nothing ("from breaking
-        bad")."""
+        bad"), nor a word that is a clause of its own ("keqing, the locon version": a name, not a verb)."""
         taken: list[int] = []
         j = start
         while (
             j < len(runs)
             and (
                 not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
-                or (title and j == start and lowered[j] not in SCENE_OPENERS)
+                or (
+                    j == start
+                    and lowered[j] not in SCENE_OPENERS
+                    and (title or (j + 1 < len(runs) and _break(text, runs, j + 1)))
+                )
             )
             and lowered[j] not in _ORIGIN
         ):
@@ -834,6 +838,8 @@ def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: 
         and i + 1 < len(runs)
         and not boundary_between(i, i + 1)
         and not (i > 0 and lowered[i - 1] in _INDEFINITE | _PLACES)
+        # "at the ship's wheel", "on her captain's chair": where, as after the preposition alone
+        and not (i > 1 and lowered[i - 1] in _DETERMINERS | {"her", "his", "their"} and lowered[i - 2] in _PLACES)
     )
 
 
