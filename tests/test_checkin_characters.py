@@ -49,6 +49,7 @@ CARDS = [
     ("tomas-mom", "Tomas's Mom V2-6", "tomasmom", "V2-6", ["tomasmom_v2"], ["character", "cartoon"], "2023-01-02"),
     ("whiskers", "Mr. Whiskers", "whiskers", "v1", ["mrwhisk"], ["character", "cat"], "2023-01-03"),
     ("jiro", "Jiro Max", "jiro", "v1", ["jiromax"], ["character"], "2023-01-06"),
+    ("robe", "Wool Robe", "robe", "v1", ["woolrb"], ["clothing"], "2023-01-09"),
     ("yuling-lora", "Yuling | 2in1 LoRA & LoCon", "yuling", "v1.0", ["yuling"], ["character"], "2023-01-07"),
     ("yuling-locon", "Yuling | 2in1 LoRA & LoCon", "yuling", "V1.0_LoCon", ["yuling"], ["character"], "2023-01-08"),
     ("eldritch", "Lovecraft Horror", "eldritch", "v1", ["lvcraft"], ["horror"], "2023-01-04"),
@@ -276,6 +277,9 @@ def test_one_letter_changed_in_a_name_is_a_typo_only_when_it_starts_the_same(che
     assert checkin.ask("my escher lora, endless stairs", NOW).status == "no_match"
     # a longer word that differs in its first letter is another word ("hovercraft", "lovecraft")
     assert checkin.ask("hovercraft lora, a rescue boat skimming over a flood", NOW).status == "no_match"
+    # a letter dropped from a five-letter word leaves another word ("kitty" is not Kit's "kitt"), but for a plural
+    assert checkin.ask("kitty lora, curled up on a sofa", NOW).status == "no_match"
+    assert checkin.ask("the wool robes lora, a monk in the snow", NOW).checkpoint_id == "robe"
 
 
 def test_a_name_we_lack_is_no_match_whatever_the_scene_words_find(checkin):

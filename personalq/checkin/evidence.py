@@ -272,7 +272,11 @@ class SelectionIndex:
                 # a typo keeps the word's first letter ("maniak" is "maniac"; "escher" is not "becher", "hovercraft"
                 # not "lovecraft"), unless nearly all the rest is the same
                 same_start = token[0] == text[0] or joined
-                if (ratio >= FUZZY_SURE_RATIO and (same_start or ratio >= FUZZY_OTHER_START_RATIO)) or (
+                # a letter dropped from a five-letter word leaves another word ("spock" is not "sock"), but for
+                # a plural's "s" ("robes", "robe")
+                plural = text == token + "s" or token == text + "s"
+                sure = FUZZY_OTHER_START_RATIO if len(text) <= FUZZY_MIN_LENGTH and not plural else FUZZY_SURE_RATIO
+                if (ratio >= sure and (same_start or ratio >= FUZZY_OTHER_START_RATIO)) or (
                     len(token) == len(text) and same_start
                 ):
                     found.append((token, (ratio / 100.0) ** 2))

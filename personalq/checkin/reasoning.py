@@ -29,7 +29,15 @@ from typing import Callable, Literal
 from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
-from personalq.checkin.reference import ANYONE, KIND_WORDS, RELATION_NOUNS, ROLE_NOUNS, Reference, labels_number
+from personalq.checkin.reference import (
+    ANYONE,
+    KIND_WORDS,
+    PLURAL_ROLES,
+    RELATION_NOUNS,
+    ROLE_NOUNS,
+    Reference,
+    labels_number,
+)
 from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
 from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
@@ -370,9 +378,6 @@ def _titled(card: StoredCheckpoint, series_words: set[str]) -> bool:
     return bool(opening) and opening[0] in series_words
 
 
-_PLURAL = ROLE_NOUNS - {noun for noun in ROLE_NOUNS if not noun.endswith("s")}
-
-
 def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     """ "the singer from one piece film red", "the girl from inside out": who is said only by a role, so every
     model of the series fits, those whose cards say the role's words first; one model is the pick, several a
@@ -403,7 +408,7 @@ def _role_in_series(intent: Intent, ranking: Ranking) -> Decision:
     words = reference.words
     said = {k for k in reference.head if words[k].forms[0] not in ROLE_NOUNS}
     # "someone" is no one's word, and "one of the ddlc girls" is any of them
-    role = {k for k in reference.head - said if words[k].forms[0] not in ANYONE and words[k].forms[0] not in _PLURAL}
+    role = {k for k in reference.head - said if words[k].forms[0] not in ANYONE | PLURAL_ROLES}
     for narrowing in (said, role):
         pool = [r for r in pool if r.matched & narrowing] or pool
     if not said and not role:  # "someone from black lagoon: balalaika in her greatcoat": a name said after

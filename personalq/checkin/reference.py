@@ -105,8 +105,9 @@ ROLE_NOUNS = (
         "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
     )
 )
-# "one of the ddlc girls", "one of the quintuplets": a role said in the plural, of a group
-ROLE_NOUNS = ROLE_NOUNS | {noun + "s" for noun in ROLE_NOUNS} | frozenset("twins triplets quintuplets members".split())
+# "one of the ddlc girls", "one of the quintuplets": a role said in the plural, any one of a group
+PLURAL_ROLES = frozenset(noun + "s" for noun in ROLE_NOUNS) | frozenset("twins triplets quintuplets members".split())
+ROLE_NOUNS = ROLE_NOUNS | PLURAL_ROLES
 # words for the picture itself: a request opening with one describes the picture first ("photo of my kitchen ...")
 PICTURE_NOUNS = frozenset(
     "photo photograph picture pic portrait image painting drawing illustration sketch shot closeup close poster "
@@ -846,15 +847,17 @@ def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: 
 __all__ = [
     "ANYONE",
     "CONTENT_WEIGHT",
+    "FUNCTION_WORDS",
     "KIND_WORDS",
+    "PLURAL_ROLES",
     "RELATION_NOUNS",
     "ROLE_NOUNS",
     "Reference",
     "STOPWORDS",
+    "labels_number",
     "name_position",
     "naming_spans",
     "origin_first",
-    "labels_number",
     "read_reference",
     "reference_spans",
 ]
