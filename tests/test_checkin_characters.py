@@ -288,6 +288,14 @@ def test_a_name_we_lack_is_no_match_whatever_the_scene_words_find(checkin):
     assert result.status == "no_match"
 
 
+def test_a_role_from_a_series_beats_a_clause_a_name_spells(checkin):
+    # "mountain vista" is a clause of the picture that a background LoRA's name spells; the request asks for anyone
+    # from Overcast
+    result = checkin.ask("one of the overcast characters at a bus stop, mountain vista, rain", NOW)
+    assert result.status == "clarify"
+    assert sorted(o.label for o in result.options) == ["Tomas Reyes (Overcast)", "Vessa Quill"]
+
+
 def test_a_name_the_request_opens_with_beats_a_clause_a_trigger_spells(checkin):
     # "lighting" is a clause of the picture that a concept's tag spells; the request opens with Vessa
     result = checkin.ask("vessa quill floating over a castle, lighting, her hair in the wind", NOW)

@@ -280,9 +280,18 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
         trial = index.score(headed.words, headed.phrase)
         said = [headed.words[k].forms for k in headed.head]
         rare = all(index.rarity(headed.words[k]) >= NAME_RARITY * index.max_idf for k in headed.head)
-        if rare and any(
-            all(_called(index.cards[i], forms) for forms in said)
-            for i in np.flatnonzero(trial.coverage >= FULL_COVERAGE)[:CALLED_AMONG]
+        # and so does a role from a series some card has ("one of the quintuplets from 5-toubun no hanayome, veil")
+        role = (
+            bool(headed.series)
+            and all(headed.words[k].forms[0] in ROLE_NOUNS for k in headed.head)
+            and float(index.score(headed.words, headed.series).coverage.max()) >= HEAD_COVERAGE
+        )
+        if role or (
+            rare
+            and any(
+                all(_called(index.cards[i], forms) for forms in said)
+                for i in np.flatnonzero(trial.coverage >= FULL_COVERAGE)[:CALLED_AMONG]
+            )
         ):
             clause = set()
     if clause:
