@@ -496,6 +496,26 @@ def test_file_names_that_run_versions_and_sizes_into_words(settings, tmp_path):
     assert (result.status, result.checkpoint_id, result.prompt) == ("selected", "ext-20-320", "a lighthouse at dusk")
 
 
+def _one_model(settings, tmp_path, name: str, versions: list[tuple[str, str, list[str], str]]) -> CheckIn:
+    """Check-in over one model's versions: (id, version label, triggers, created)."""
+    for cid, label, triggers, created in versions:
+        write_card(
+            tmp_path / "cards",
+            cid,
+            name=name,
+            family=name.lower(),
+            version=label,
+            triggers=triggers,
+            tags=[],
+            subjects=[],
+            styles=[],
+            created_at=created,
+        )
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    return CheckIn(repository)
+
+
 @pytest.mark.parametrize(
     "request_text, expected",
     [
@@ -507,49 +527,30 @@ def test_file_names_that_run_versions_and_sizes_into_words(settings, tmp_path):
     ],
 )
 def test_labels_that_run_kinds_and_versions_into_words(settings, tmp_path, request_text, expected):
-    for cid, label, created in (
-        ("lights-loha", "pynoiseLoHa-v1.0", "2023-03-01"),
-        ("lights-lyco", "LyCORIS1024HarborLightsV2", "2023-04-01"),
-        ("lights-locon", "LoCon v1.5", "2023-05-01"),
-    ):
-        write_card(
-            tmp_path / "cards",
-            cid,
-            name="Harbor Lights",
-            family="lights",
-            version=label,
-            triggers=["hlights"],
-            tags=[],
-            subjects=[],
-            styles=[],
-            created_at=created,
-        )
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    assert picked(CheckIn(repository), request_text) == ("selected", expected)
+    checkin = _one_model(
+        settings,
+        tmp_path,
+        "Harbor Lights",
+        [
+            ("lights-loha", "pynoiseLoHa-v1.0", ["hlights"], "2023-03-01"),
+            ("lights-lyco", "LyCORIS1024HarborLightsV2", ["hlights"], "2023-04-01"),
+            ("lights-locon", "LoCon v1.5", ["hlights"], "2023-05-01"),
+        ],
+    )
+    assert picked(checkin, request_text) == ("selected", expected)
 
 
 def test_the_picture_in_a_trigger_does_not_overrule_the_version_asked_for(settings, tmp_path):
     """One version's trigger says "pilot"; the request asks for the newest and draws a pilot."""
-    for cid, label, triggers, created in (
-        ("suits-old", "V0.5", ["in a pilot suit uniform"], "2023-03-01"),
-        ("suits-new", "v0.9", ["hsofficer"], "2023-04-01"),
-    ):
-        write_card(
-            tmp_path / "cards",
-            cid,
-            name="Harbor Station Suits",
-            family="suits",
-            version=label,
-            triggers=triggers,
-            tags=[],
-            subjects=[],
-            styles=[],
-            created_at=created,
-        )
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    checkin = CheckIn(repository)
+    checkin = _one_model(
+        settings,
+        tmp_path,
+        "Harbor Station Suits",
+        [
+            ("suits-old", "V0.5", ["in a pilot suit uniform"], "2023-03-01"),
+            ("suits-new", "v0.9", ["hsofficer"], "2023-04-01"),
+        ],
+    )
     assert picked(checkin, "harbor station suits, newest version - a pilot crossing a hangar") == (
         "selected",
         "suits-new",

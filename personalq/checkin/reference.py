@@ -101,7 +101,7 @@ ROLE_NOUNS = (
     | frozenset(
         "teacher student girl boy man woman lady guy kid child princess prince queen king "
         # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
-        "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist character "
+        "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist "
         "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
     )
 )

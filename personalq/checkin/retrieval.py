@@ -259,6 +259,12 @@ def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
     return missing
 
 
+def _called_by_all(index: SelectionIndex, headed: Reference, said: list[tuple[str, ...]]) -> bool:
+    """Is some card that covers the whole phrase called by every word ``said`` (its name or a trained word)?"""
+    covering = np.flatnonzero(index.score(headed.words, headed.phrase).coverage >= FULL_COVERAGE)[:CALLED_AMONG]
+    return any(all(_called(index.cards[i], forms) for forms in said) for i in covering)
+
+
 def _called(card: StoredCheckpoint, forms: tuple[str, ...]) -> bool:
     """Is the card called by a word of these ``forms``: its name or a trained word has it?"""
     fields = card_fields(card)
@@ -276,8 +282,8 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
         # "midna floating over a castle, grinning, ...": a request opening with a name (rare words) some card is
         # called by names that, not a clause of the picture's that some trigger happens to spell ("grinning")
         # by its name, not its creator's ("old man playing chess, ..., AnalogFilm768 tintype": "old_man_prompt")
+        # (the cheap tests first: a score reads every card)
         headed = reference.with_phrase(reference.head_phrase)
-        trial = index.score(headed.words, headed.phrase)
         said = [headed.words[k].forms for k in headed.head]
         rare = all(index.rarity(headed.words[k]) >= NAME_RARITY * index.max_idf for k in headed.head)
         # and so does a role from a series some card has ("one of the quintuplets from 5-toubun no hanayome, veil")
@@ -286,13 +292,7 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
             and all(headed.words[k].forms[0] in ROLE_NOUNS for k in headed.head)
             and float(index.score(headed.words, headed.series).coverage.max()) >= HEAD_COVERAGE
         )
-        if role or (
-            rare
-            and any(
-                all(_called(index.cards[i], forms) for forms in said)
-                for i in np.flatnonzero(trial.coverage >= FULL_COVERAGE)[:CALLED_AMONG]
-            )
-        ):
+        if role or (rare and _called_by_all(index, headed, said)):
             clause = set()
     if clause:
         reference = reference.with_phrase(clause)

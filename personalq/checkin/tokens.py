@@ -89,10 +89,11 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
         found = [whole]
         if len(parts) > 1:
             found.extend(p.casefold() for p in parts if p.casefold() != whole)
-        for part in found[:] if len(parts) > 1 else found[:1]:
+        named = found[:]  # the whole and its CamelCase parts
+        for part in named:
             if m := _WORD_NUMBER.match(part):  # "decay768" -> "decay", "768"; "v2" stays whole
                 found.extend(g for g in m.groups() if g and g not in found)
-            if part != whole or len(parts) == 1:
+            if part != whole or len(named) == 1:  # a file's pieces, from its parts when it has any
                 found.extend(p for p in _file_pieces(part) if p not in found)
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
             ascii_ = anyascii(whole).casefold()
