@@ -560,3 +560,37 @@ def test_the_picture_in_a_trigger_does_not_overrule_the_version_asked_for(settin
         "selected",
         "suits-old",
     )
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # "45" of "kpx45" is in a maker's name too; the card called by the whole word is the one meant
+        ("kpx45 in a rainy back street", "kpx45"),
+        # "brisa" made two models, and one is called Brisa: a bare name is the model's, not its maker's
+        ("brisa lighting a torch deep underground", "brisa-char"),
+        # said with what the maker made, the maker's name still picks among their models
+        ("brisa's sleepy angels, a girl on a cloud", "angels"),
+    ],
+)
+def test_a_word_found_whole_in_a_name_beats_a_piece_of_it_or_a_maker_of_that_name(
+    settings, tmp_path, request_text, expected
+):
+    cards = [
+        dict(card_id="kpx45", name="Frontline Girls - kpx45", creator="lax"),
+        dict(card_id="chloe", name="Chloe Ember", creator="darkshadow_45"),
+        dict(card_id="brisa-char", name="Brisa / Wind Tales", creator="h_mado"),
+        dict(card_id="angels", name="Sleepy Angels Concept", creator="brisa"),
+        dict(card_id="halos", name="Halo Rings Concept", creator="brisa"),
+    ]
+    # a collection's worth of other models, so that "45" and "brisa" are as rare as they are in one
+    syllables = [a + b for a in "bdfglmnprst" for b in "aeiou"]
+    cards += [
+        dict(card_id=f"other-{i}", name=f"{syllables[i % 55].title()}{syllables[i * 7 % 55]}ra Style", creator="mk")
+        for i in range(110)
+    ]
+    for card in cards:
+        write_card(tmp_path / "cards", tags=[], subjects=[], styles=[], triggers=[], **card)
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    assert picked(CheckIn(repository), request_text) == ("selected", expected)

@@ -51,6 +51,9 @@ PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
+# of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
+# name ("yunyun" made other models than Yunyun) covers
+PART_SHARE = 0.5
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
 
 
@@ -162,6 +165,12 @@ class SelectionIndex:
         # "painting" names two models and is the style of forty: as a name it is rare, as a style common
         self.name_idf = {t: _idf(families, len(f)) for t, f in named_by.items()}
         self.max_idf = math.log(1 + (families + 0.5) / 1.5)  # a word one model has, counted once more
+        # tokens of a card's creator: "yunyun" made Angel SleePeace, and "TheAlly's Wholesome Grandpas" says who
+        # made it, however its name reads
+        self._made_by: dict[str, set[int]] = defaultdict(set)
+        for i, fields in enumerate(per_card):
+            for token in fields["creator"]:
+                self._made_by[token].add(i)
         family_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         own_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         label_post: dict[str, set[int]] = defaultdict(set)
@@ -332,6 +341,10 @@ class SelectionIndex:
         owned: dict[int, set[int]] = defaultdict(set)
         # (first word, past the last word, text, whether a longer name may start with it)
         spans = [(i, i + 1, form, k == 0) for i, word in enumerate(query) for k, form in enumerate(word.forms)]
+        # a form that is only a piece of its word as written: "ump" and "45" of "ump45", "mix" of "TeaMix"
+        pieces = {
+            at for at, (i, _, form, _) in enumerate(spans) if form != query[i].forms[0] and form in query[i].forms[0]
+        }
         single = len(spans)
         for length in range(2, MAX_JOINED + 1):
             for i in range(len(query) - length + 1):
@@ -348,8 +361,13 @@ class SelectionIndex:
         # how well each word is found, for coverage: a joined match ("gaslamp fantasy" in "GasLampFantasyAI")
         # finds each of its words whole, though its evidence is shared between them
         best_found = np.zeros((len(query), n))
+        found_whole = np.zeros((len(query), n), dtype=bool)  # the word as written, not a piece of it
+        found_named = np.zeros((len(query), n), dtype=bool)  # ... in an identity field other than its creator
+        identified = np.zeros((len(query), n), dtype=bool)  # ... or a near spelling of it
+        pieces_found = np.zeros((len(query), n), dtype=np.int64)  # how many of the word's pieces
         labelled: dict[int, set[int]] = defaultdict(set)
         for at, (start, end, text, prefix) in enumerate(spans):
+            having = np.zeros(n, dtype=bool)
             for token, similarity in self._near(text, prefix, joined=at >= single):
                 for i in self._label.get(token, ()) if similarity == 1.0 else ():
                     labelled[i].update(range(start, end))
@@ -364,6 +382,23 @@ class SelectionIndex:
                         best[row, ids] = np.maximum(best[row, ids], evidence * value)
                         best_strong[row, ids] = np.maximum(best_strong[row, ids], strong)
                         best_found[row, ids] = np.maximum(best_found[row, ids], evidence * found)
+                    if found <= 0.0:  # another part's words: evidence for another model
+                        continue
+                    having[ids] = True
+                    if at not in pieces:
+                        found_whole[start:end, ids] = True
+                    if at not in pieces and token not in _KIND_TOKENS:  # "lora" names no model
+                        made = self._made_by.get(token, ())
+                        naming = ids[field_weights >= STRONG_FIELD]
+                        naming = [i for i in naming if i not in made] if made else naming
+                        identified[start:end, naming] = True
+                        if similarity == 1.0:  # spelt out; a near spelling leaves it to the scores
+                            found_named[start:end, naming] = True
+            if at in pieces:
+                pieces_found[start:end] += having
+        self._found_in_part(
+            found_whole, found_named, identified, pieces_found, (best_found, best_family, best_own, best_strong)
+        )
         self._mention_bonus(query, best_family, best_own, best_found)
         for start, end, text in files:  # "wcat8-v1-2000": that file's own evidence, as a name spelled out is
             for card in self._files.get(squash(text), ()):
@@ -396,6 +431,25 @@ class SelectionIndex:
             dict(named),
             dict(owned),
         )
+
+    @staticmethod
+    def _found_in_part(
+        found_whole: np.ndarray,
+        found_named: np.ndarray,
+        identified: np.ndarray,
+        pieces_found: np.ndarray,
+        scores: tuple[np.ndarray, ...],
+    ) -> None:
+        """A word some card is named by whole is that card's. The others cover it in part: those that have only
+        one piece of it ("45" of "ump45"; "meina" and "v8" of "meinav8" are both its pieces), and those found by
+        their creator's name alone ("yunyun" made other models than Yunyun; "konyconi retrofuturism" is by him)."""
+        by_maker_alone = ~identified.any(axis=0)
+        for row in np.flatnonzero(found_named.any(axis=1)):
+            whole = found_whole[row] | (pieces_found[row] >= 2)
+            partly = ~whole | by_maker_alone
+            share = np.where(partly, PART_SHARE, 1.0)
+            for values in scores:
+                values[row] *= share
 
     def names(self, word: str) -> bool:
         """Is ``word`` (or a near spelling) a word of some checkpoint's name, creator, trigger, version or subject?
