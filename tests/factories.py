@@ -26,6 +26,15 @@ def write_card(folder: Path, card_id: str, **fields) -> Path:
     return path
 
 
+def filler_cards(count: int = 110) -> list[dict]:
+    """Cards of made-up style models, so that the words of a test's own cards are as rare as in a real collection."""
+    syllables = [a + b for a in "bdfglmnprst" for b in "aeiou"]
+    return [
+        dict(card_id=f"other-{i}", name=f"{syllables[i % 55].title()}{syllables[i * 7 % 55]}ra Style", creator="mk")
+        for i in range(count)
+    ]
+
+
 def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **extra_meta: str) -> Path:
     """A LoRA in kohya-ss key layout with the metadata kohya's train_network.py writes."""
     g = torch.Generator().manual_seed(seed)

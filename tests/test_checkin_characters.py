@@ -5,7 +5,7 @@ is an honest no match that says what the series has."""
 import datetime as dt
 
 import pytest
-from factories import write_card
+from factories import filler_cards, write_card
 
 from personalq.checkin.agent import CheckIn
 from personalq.repository.service import Repository
@@ -439,3 +439,37 @@ def test_a_request_listing_dozens_of_names_is_refused_before_any_search(checkin)
         "no_match",
         "That request lists 24 names; an image takes at most 5 checkpoints.",
     )
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a series said whole meets the acronym a card writes ("Mira (ToE)"), and is not only its style model's
+        ("mira from tales of ember on a mossy stump", "mira"),
+        # a series said by its initials meets the title a card writes ("my star academy" of Rana's tags)
+        ("rana from msa swimming in a pond", "rana"),
+        # a name said with "style" asks for the style model, not the same maker's character of that game
+        ("lykonics botv style, a traveler gliding over a green field", "valley-style"),
+        ("hero from botv on a cliff", "valley-hero"),
+    ],
+)
+def test_series_by_initials_and_style_models(settings, tmp_path, request_text, expected):
+    cards = [
+        dict(card_id="mira", name="Mira (ToE)", tags=["character"]),
+        dict(card_id="ember-style", name="Tales of Ember Style (Low Poly)", tags=["style"]),
+        dict(card_id="rana", name="Asui Rana", tags=["character", "my star academy"]),
+        dict(card_id="kiri", name="Kiri Hano - MSA", tags=["character"]),
+        dict(card_id="valley-style", name="Breath of the Valley | Style LoRA", tags=["landscapes"], creator="lykonic"),
+        dict(
+            card_id="valley-hero",
+            name="Hero (Blue Tunic - Breath of the Valley)",
+            tags=["character"],
+            creator="lykonic",
+        ),
+    ]
+    for card in cards + filler_cards():
+        write_card(tmp_path / "cards", **{"subjects": [], "styles": [], "triggers": [], "tags": [], **card})
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    result = CheckIn(repository).ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", expected)

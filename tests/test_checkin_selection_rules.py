@@ -8,7 +8,7 @@ import datetime as dt
 import json
 
 import pytest
-from factories import write_card
+from factories import filler_cards, write_card
 from typer.testing import CliRunner
 
 from personalq.checkin.agent import CheckIn
@@ -583,13 +583,7 @@ def test_a_word_found_whole_in_a_name_beats_a_piece_of_it_or_a_maker_of_that_nam
         dict(card_id="angels", name="Sleepy Angels Concept", creator="brisa"),
         dict(card_id="halos", name="Halo Rings Concept", creator="brisa"),
     ]
-    # a collection's worth of other models, so that "45" and "brisa" are as rare as they are in one
-    syllables = [a + b for a in "bdfglmnprst" for b in "aeiou"]
-    cards += [
-        dict(card_id=f"other-{i}", name=f"{syllables[i % 55].title()}{syllables[i * 7 % 55]}ra Style", creator="mk")
-        for i in range(110)
-    ]
-    for card in cards:
+    for card in cards + filler_cards():
         write_card(tmp_path / "cards", tags=[], subjects=[], styles=[], triggers=[], **card)
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok

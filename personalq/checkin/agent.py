@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
-from personalq.checkin.composition import Composition, Part, compose, role_of, span_of
+from personalq.checkin.composition import Composition, Part, compose, span_of
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
@@ -38,6 +38,7 @@ from personalq.checkin.reference import (
 )
 from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, retrieve
 from personalq.checkin.rewrite import rewrite_prompt
+from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.strength import STRENGTH_KEY
 from personalq.checkin.tokens import words

@@ -41,12 +41,6 @@ _BETWEEN_NAMES = re.compile(
 ONE_MODEL_COVERAGE = 0.75
 NAMED_AMONG = 5  # best candidates of unmarked words, one of which must be called by them
 FULL_MODELS = ("dreambooth", "checkpoint")  # kinds that replace the UNet: an image can use one
-_ROLE_WORDS = (  # (role, words of a card's name or tags that give it that role), first match wins
-    ("background", {"background", "backgrounds", "scenery", "landscape", "environment", "backdrop", "place"}),
-    ("detail", {"detail", "details", "detailer", "tweaker", "slider", "enhancer", "tool", "quality", "hands"}),
-    ("style", {"style", "styles", "artstyle", "aesthetic", "medium", "artist"}),
-    ("concept", {"concept", "clothing", "outfit", "pose", "poses", "costume", "object", "action", "props"}),
-)
 
 
 @dataclass
@@ -72,15 +66,6 @@ class Composition:
     parts: list[Part]
     refusal: str = ""  # the status is no match with this reason (mixed bases, two full models, a missing part)
     missing: Part | None = None  # the part no checkpoint fits, when that is the refusal
-
-
-def role_of(card: StoredCheckpoint) -> str:
-    """The role a checkpoint plays in a composed picture, from its name, tags and styles (subject by default)."""
-    said = {t.lower() for t in card.tags} | set(re.findall(r"[a-z]+", card.name.lower()))
-    for role, words in _ROLE_WORDS:
-        if said & words:
-            return role
-    return "style" if card.styles and not card.subjects else "subject"
 
 
 def span_of(reference: Reference, words: set[int]) -> tuple[int, int]:
@@ -336,4 +321,4 @@ def compose(
     return Composition(parts, refusal=_refusal(parts))
 
 
-__all__ = ["Composition", "Part", "compose", "marked_parts", "role_of", "span_of"]
+__all__ = ["Composition", "Part", "compose", "marked_parts", "span_of"]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from personalq.checkin import acronyms
 from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weights_name import weights_name
@@ -51,6 +52,7 @@ PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
+INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
 # name ("yunyun" made other models than Yunyun) covers
 PART_SHARE = 0.5
@@ -202,6 +204,7 @@ class SelectionIndex:
                     self._mentions[whole].append(i if field == "name" else -1 - i)
         self._files = self._file_names(cards, self.family_of)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
+        self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
         self.vocabulary = sorted(self.idf)
         self._by_length: dict[int, list[str]] = defaultdict(list)
         for token in self.vocabulary:
@@ -255,6 +258,33 @@ class SelectionIndex:
             if found and not repeated:
                 listed[family].append(found)
         return {family for family, found in listed.items() if len(found) >= 2 and len(set().union(*found)) >= 2}
+
+    @staticmethod
+    def _titles_shortened(
+        cards: list[StoredCheckpoint], family_of: list[str], families: int
+    ) -> tuple[dict[str, tuple[np.ndarray, ...]], dict[str, tuple[np.ndarray, ...]]]:
+        """Postings of the acronyms cards write ("OoT") and of the initials of the titles they write ("mha" of "My
+        Hero Academia"), at the weight of the field that wrote them (see :mod:`personalq.checkin.acronyms`)."""
+        shortened: tuple[dict, dict] = (defaultdict(dict), defaultdict(dict))
+        for i, card in enumerate(cards):
+            for field, texts in (
+                ("name", [model_name(card)]),
+                ("trigger", card.triggers),
+                ("subject", card.subjects),
+                ("tag", card.tags),
+            ):
+                weight = FIELD_WEIGHTS[field]
+                for postings, found in zip(shortened, (acronyms.written(texts), acronyms.initials(texts))):
+                    for token in found:
+                        postings[token][i] = max(postings[token].get(i, 0.0), weight)
+        out: list[dict[str, tuple[np.ndarray, ...]]] = []
+        for postings in shortened:
+            arrays = {}
+            for token, weights in postings.items():
+                idf = _idf(families, len({family_of[i] for i in weights}))
+                arrays[token] = SelectionIndex._arrays({i: (w * idf, w) for i, w in weights.items()})
+            out.append(arrays)
+        return out[0], out[1]
 
     @staticmethod
     def _arrays(postings: dict[int, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -354,6 +384,25 @@ class SelectionIndex:
                     and group[-1].position - group[0].position == length - 1
                 ):
                     spans.append((i, i + length, "".join(w.forms[0] for w in group), True))
+        # titles shortened: "ocarina of time" meets a card's "OoT", "mha" a card's "My Hero Academia"
+        shortened: dict[int, tuple[np.ndarray, ...]] = {}
+        for length in range(acronyms.MIN_LETTERS, acronyms.MAX_LETTERS + 1):
+            for i in range(len(query) - length + 1):
+                group = query[i : i + length]
+                if group[-1].position - group[0].position == length - 1:
+                    said = acronyms.of_words([w.forms[0] for w in group])
+                    if said in self._acronyms:
+                        shortened[len(spans)] = self._acronyms[said]
+                        spans.append((i, i + length, said, False))
+        for i, word in enumerate(query):
+            form = word.forms[0]
+            if (
+                acronyms.may_be(form)
+                and form in self._initials
+                and self.rarity(word) >= INITIALS_RARITY * self.max_idf
+            ):
+                shortened[len(spans)] = self._initials[form]
+                spans.append((i, i + 1, form, False))
         # per request word: the best family and own contribution for each card
         best_family = np.zeros((len(query), n))
         best_own = np.zeros((len(query), n))
@@ -368,12 +417,18 @@ class SelectionIndex:
         labelled: dict[int, set[int]] = defaultdict(set)
         for at, (start, end, text, prefix) in enumerate(spans):
             having = np.zeros(n, dtype=bool)
-            for token, similarity in self._near(text, prefix, joined=at >= single):
-                for i in self._label.get(token, ()) if similarity == 1.0 else ():
+            near = [(text, 1.0)] if at in shortened else self._near(text, prefix, joined=at >= single)
+            for token, similarity in near:
+                for i in self._label.get(token, ()) if similarity == 1.0 and at not in shortened else ():
                     labelled[i].update(range(start, end))
                 found = similarity * min(w.weight for w in query[start:end])
                 value = found / (end - start)
-                for postings, best in ((self._family.get(token), best_family), (self._own.get(token), best_own)):
+                posted = (
+                    ((shortened[at], best_family),)
+                    if at in shortened
+                    else ((self._family.get(token), best_family), (self._own.get(token), best_own))
+                )
+                for postings, best in posted:
                     if postings is None:
                         continue
                     ids, evidence, field_weights = postings

@@ -39,6 +39,7 @@ from personalq.checkin.reference import (
     labels_number,
 )
 from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
+from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
 from personalq.checkin.tokens import field_tokens, fold, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
@@ -342,6 +343,24 @@ def _prefer_style(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     return kept or pool
 
 
+def _prefer_style_model(reference: Reference, pool: list[Ranked]) -> list[Ranked]:
+    """ "lykons botw style": a name said with "style" asks for the style model, when the other leaders are characters
+    ("Link (Blue Tunic - Breath of the Wild)", by the same maker)."""
+    words = reference.words
+    said = any(
+        k - 1 in reference.phrase
+        and words[k].forms[0] in STYLE_WORDS
+        and words[k - 1].position + 1 == words[k].position
+        for k in range(1, len(words))
+    )
+    if not said:
+        return pool
+    styles = [r for r in pool if is_style(r.card)]
+    # only a style against characters: "blade runner 2049 style" may be a film's style or its stills
+    others_characters = all(is_character(r.card) for r in pool if r not in styles)
+    return styles if styles and others_characters else pool
+
+
 def _by_order(intent: Intent, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint]:
     """ "the latest version", "the newest", "the first one": the extreme of what remains."""
     if intent.version_order:
@@ -557,7 +576,7 @@ def _constrained(
 def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
     """Among the leaders: the kind and style named, the one used last, the recency words; one left is selected,
     several are a question."""
-    pool = _prefer_style(intent, _prefer_kind(intent, pool))
+    pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
     cards = [r.card for r in pool]
     if intent.used_order:
         used = [c for c in cards if c.last_used_at]

@@ -1,0 +1,62 @@
+"""Titles and their initials: "OoT" is "Ocarina of Time", "mha" is "My Hero Academia".
+
+Fans name a series either way, and cards do too: a Saria LoRA says "(LoZ OoT)" where the request says "from ocarina
+of time"; a Tsuyu LoRA is tagged "my hero academia" where the request says "from mha". Word evidence cannot meet the
+two, so the index keeps both sides:
+
+- *acronyms* a card writes in capitals ("OoT", "FGO", "BotW"), met by the initials of three or more request words
+  in a row;
+- *initials* of each title a card writes (a whole segment of its name, subjects or tags, "My Hero Academia"), met by
+  one request word that no card is plainly called by often.
+
+Only whole segments give initials, and only three letters or more count: two-letter initials, and the initials of
+any run inside a longer name, are mostly chance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+MIN_LETTERS = 3
+MAX_LETTERS = 5
+# an acronym written in capitals: "OoT", "LoZ", "FGO", "BotW" (two capitals or more, letters only)
+_WRITTEN = re.compile(r"(?<![A-Za-z])(?=(?:[a-z]*[A-Z]){2})[A-Z][A-Za-z]{2,4}(?![A-Za-z])")
+# what separates titles inside a card's name: brackets, bars, commas, a spaced dash ("Momo - My Hero Academia")
+_SEGMENT = re.compile(r"[\[\](){}|,;:]|\s[-–—~]\s|[^\x00-\x7f]+")
+_WORD = re.compile(r"[A-Za-z]+")
+# written in capitals, but words rather than titles
+_NOT_TITLES = frozenset("lora loha locon lycoris nsfw sfw".split())
+
+
+def written(texts: Iterable[str]) -> set[str]:
+    """The acronyms ``texts`` write in capitals, folded: "Saria (LoZ OoT)" -> {"loz", "oot"}."""
+    found = {m.group().casefold() for text in texts for m in _WRITTEN.finditer(text or "")}
+    return found - _NOT_TITLES
+
+
+def initials(texts: Iterable[str]) -> set[str]:
+    """The initials of each whole title ``texts`` write: "Momo Yaoyorozu - My Hero Academia" -> {"my", "mha"}, of
+    which only those of three to five letters are kept ({"mha"})."""
+    found = set()
+    for text in texts:
+        for segment in _SEGMENT.split(text or ""):
+            words = _WORD.findall(segment)
+            if MIN_LETTERS <= len(words) <= MAX_LETTERS:
+                found.add("".join(w[0] for w in words).casefold())
+    return found
+
+
+def of_words(words: list[str]) -> str:
+    """The initials of a run of request words, when they could be an acronym: "ocarina of time" -> "oot"."""
+    if not MIN_LETTERS <= len(words) <= MAX_LETTERS or not all(w[:1].isascii() and w[:1].isalpha() for w in words):
+        return ""
+    return "".join(w[0] for w in words)
+
+
+def may_be(word: str) -> bool:
+    """Could a request word be a title's initials ("mha", "botw")?"""
+    return MIN_LETTERS <= len(word) <= MAX_LETTERS and word.isascii() and word.isalpha()
+
+
+__all__ = ["initials", "may_be", "of_words", "written"]
