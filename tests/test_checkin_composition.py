@@ -25,6 +25,7 @@ CARDS = [
     # a textual inversion whose version label holds the words of its name ("Style" + "Amber Haze")
     ("amber", "Style Amber Haze", "amber", "Amber Haze", "textual_inversion", "SD 1.5", ["amberhz"], [], "2023-05-08"),
     ("maid", "Velvet Maid Dress", "maid", "v1", "lora", "SD 1.5", ["velvetmaid"], ["clothing"], "2023-05-09"),
+    ("soft", "Soft Window Lighting", "soft", "v1", "lora", "SD 1.5", ["softwl"], ["lighting"], "2023-05-10"),
 ]
 
 
@@ -147,6 +148,7 @@ def test_strengths_are_read_where_they_are_said():
     assert weights("set the detail lora to 0.3") == [0.3]
     assert [s.forward for s in read_strengths("a little of the grain lora")] == [True]
     assert weights("at half strength") == [0.5]
+    assert weights("bubble drip at about 60 percent, leaping") == [0.6]
     # times, counts, versions and sizes are no strengths
     assert weights("at 3 pm, at 1, neon lora 1.5, v0.6, a 0.5m cat, go to 3 places") == []
 
@@ -225,3 +227,21 @@ def test_what_a_character_does_to_a_marked_model_is_no_part_of_its_name(checkin)
     # "wearing the" acts on the dress: Lyra is a name of her own, the dress LoRA another
     result = checkin.ask("lyra venn wearing the velvet maid dress lora, serving tea in a parlor", NOW)
     assert _set(result) == [("lyra", 1.0), ("maid", 1.0)]
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a name given a strength is a model's, listed with "with" though no kind word is said
+        (
+            "lyra venn with ink wash style at about 60 percent, leaping across rooftops",
+            [("lyra", 1.0), ("inkwash", 0.6)],
+        ),
+        ("lyra venn lora 0.75, film grain 0.4, a girl napping on a windowsill", [("lyra", 0.75), ("grain", 0.4)]),
+        # a word in -ing that ends a name listed after "+" is the name's, not the picture's
+        ("lyra venn + soft window lighting, close-up smiling while snow falls", [("lyra", 1.0), ("soft", 1.0)]),
+    ],
+)
+def test_names_listed_by_a_strength_or_a_plus_are_models(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert _set(result) == expected

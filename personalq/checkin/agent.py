@@ -220,6 +220,7 @@ class CheckIn:
             creators=index.is_creator,
             only_creators=index.only_creator,
             files=files,
+            strengths=[s.span for s in intent.strengths],
         )
 
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:

@@ -251,6 +251,7 @@ def read_reference(
     files: list[tuple[int, int]] = (),
     creators: Callable[[str], bool] = lambda word: True,
     only_creators: Callable[[str], bool] = lambda word: False,
+    strengths: list[tuple[int, int]] = (),
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
@@ -261,7 +262,8 @@ def read_reference(
     one only before a word ``creators`` knows: "by tokoat", not "surrounded by zombies". An owner or "by" word that
     ``only_creators`` knows as a creator and as nothing else is a maker the model must have, not part of its name.
     ``files``
-    are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000")."""
+    are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
+    say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -429,7 +431,7 @@ def read_reference(
         run_to_words[word.position].append(k)
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
-    named_runs = _listed(text, runs, lowered, phrase | markers | makers)
+    named_runs = _listed(text, runs, lowered, phrase | markers | makers, strengths)
     if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
         opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
@@ -498,14 +500,18 @@ _JOINED_BY = re.compile(r"[+&]|\bw/")  # marks that join two names as a connecto
 _FILE_LIKE = re.compile(r"[^\W_][_-][^\W_]|\d|[a-z][A-Z]")  # joined parts, digits, inner capitals
 
 
-def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list[set[int]]:
+def _listed(
+    text: str, runs: list, lowered: list[str], marked: set[int], strengths: list[tuple[int, int]] = ()
+) -> list[set[int]]:
     """The names a request lists beside the ones it marks, before its picture: "malenia" of "malenia with the
     claymation lora", "tatsumaki + my stained glass lora", both of "kcutetanks and cosmic landscapes, a tank ...".
     Each starts after a connector and runs to the next one, "from" and its series included ("freya from danmachi
     with the mononoke lora"); the list ends where the scene begins ("fox statue at a shrine gate, swingwings shrine
     lora": the statue is the picture). A request that marks no name lists with "and" only, in its first clause,
-    and "with" only before a file's name ("malenia with epi_noiseoffset"; "lilo with butterfly wings" is Lilo).
-    Words in a script written without spaces are left to the marked phrase."""
+    and "with" only before a file's name ("malenia with epi_noiseoffset"; "lilo with butterfly wings" is Lilo). A
+    name given a strength is a model's, wherever it stands ("maki with bubble drip at 60 percent", "..., hairdetailer
+    0.4"), and a word in -ing that ends a name listed after "+" before a comma is that name's ("+ better portrait
+    lighting, close-up"). Words in a script written without spaces are left to the marked phrase."""
     kinds = [i for i in marked if lowered[i] in KIND_WORDS]
     listing = _LISTING if kinds else _AND
     # a bracket around a name's series ends no clause: "europa (granblue) + hellscape768, ..."
@@ -520,13 +526,29 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
 
     last_kind = max(kinds, default=-1)
 
+    def weighted(j: int) -> bool:  # a strength follows run j: "bubble drip at about 60 percent", "hairdetailer 0.4"
+        return any(0 <= start - runs[j][1] <= 2 and not text[runs[j][1] : start].strip(" :") for start, _ in strengths)
+
+    def named_to_strength(j: int) -> bool:  # the words from run j to the next break end with a strength
+        while j < end and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
+            if weighted(j):
+                return True
+            if j + 1 < len(runs) and _parted(text[runs[j][1] : runs[j + 1][0]]):
+                return False
+            j += 1
+        return False
+
     def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a clause break, a kind word
         if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
             return True
         if _parted(text[runs[j - 1][1] : runs[j][0]]):
             return True
         if not kinds and lowered[j] == "with":
-            return file_name(j + 1) or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
+            return (
+                file_name(j + 1)
+                or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
+                or named_to_strength(j + 1)
+            )
         return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
 
     names: list[set[int]] = []
@@ -543,12 +565,17 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
                 i += 1
             continue
         j, taken = i, set()
+
+        def ends_name(j: int) -> bool:  # "+ better portrait lighting, close-up": the -ing word ends the name
+            closes = j + 1 >= end or _parted(text[runs[j][1] : runs[j + 1][0]])
+            return connected and bool(taken) and closes and lowered[j].endswith("ing")
+
         while (
             j < end
             and lowered[j] not in KIND_WORDS
             and lowered[j] not in _LISTING
             and lowered[j] not in _ORIGIN
-            and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+            and (not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "") or ends_name(j))
             and not (taken and _parted(text[runs[j - 1][1] : runs[j][0]]))
         ):
             taken.add(j)
@@ -566,7 +593,7 @@ def _listed(text: str, runs: list, lowered: list[str], marked: set[int]) -> list
             break  # the scene began after this name: it is the picture's subject
         # after the last kind word only a connector lists a name: "the alleyway lora, rainy night" is the picture
         if (
-            (not kinds or min(taken) < last_kind or connected)
+            (not kinds or min(taken) < last_kind or connected or weighted(max(taken)))
             and not taken & marked
             and not any(is_unspaced(lowered[k]) for k in taken)
         ):
