@@ -588,3 +588,22 @@ def test_a_word_found_whole_in_a_name_beats_a_piece_of_it_or_a_maker_of_that_nam
     repository = Repository(settings)
     assert repository.import_paths([tmp_path / "cards"]).ok
     assert picked(CheckIn(repository), request_text) == ("selected", expected)
+
+
+def test_a_name_spelled_whole_beats_another_models_near_spelling_of_it(settings, tmp_path):
+    cards = [
+        dict(card_id="dark-harbor", name="Dark harbor", version="v2.0", tags=["background"]),
+        dict(card_id="darkest", name="Darkest Harbor style - LORA", tags=["darkest harbor", "style", "lora"]),
+        # one character by two creators, both with every word, stays a question
+        dict(card_id="mercury-a", name="Sailor Vesta / Moon Tales", tags=["character"]),
+        dict(card_id="mercury-b", name="Sailor Vesta | セーラーベスタ", tags=["character"]),
+    ]
+    # "dark" is a common word, "darkest" a rare one: its near spelling would outweigh the name spelled out
+    cards += [dict(card_id=f"dark-{w}", name=f"Dark {w} Style") for w in "moor fen glen cove vale dell crag".split()]
+    for card in cards + filler_cards():
+        write_card(tmp_path / "cards", **{"tags": [], "subjects": [], "styles": [], "triggers": [], **card})
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    checkin = CheckIn(repository)
+    assert picked(checkin, "dark harbor lora, a lighthouse keeper holding a torch") == ("selected", "dark-harbor")
+    assert picked(checkin, "sailor vesta studying in a library")[0] == "clarify"

@@ -21,11 +21,12 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from dataclasses import field as default
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from personalq.checkin import acronyms
+from personalq.checkin import titles
 from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weights_name import weights_name
@@ -52,6 +53,7 @@ PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
+SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
 INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
 # name ("yunyun" made other models than Yunyun) covers
@@ -107,6 +109,10 @@ class Evidence:
     strong: np.ndarray  # evidence from identity fields only (name, creator, version, trigger, subject)
     named: dict[int, set[int]]  # card index -> positions of the request words found in its identity fields
     owned: dict[int, set[int]]  # card index -> positions of the request words that are its own evidence
+    spelled: frozenset[int] = frozenset()  # card indices whose whole name (or a title in it) the request spells
+    exact: dict[int, set[int]] = default(
+        default_factory=dict
+    )  # card index -> words its identity fields have as written
 
 
 def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
@@ -196,12 +202,8 @@ class SelectionIndex:
                     label_post[token].add(i)
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
-        self._mentions: dict[str, list[int]] = defaultdict(list)  # squashed whole names -> cards
-        for i, card in enumerate(cards):
-            for text, field in ((model_name(card), "name"), (_version_text(card), "version")):
-                whole = squash(text)
-                if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
-                    self._mentions[whole].append(i if field == "name" else -1 - i)
+        self._mentions = self._spelled_names(cards)
+        self._inner_titles = self._titles_inside(cards, self.family_of)
         self._files = self._file_names(cards, self.family_of)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
@@ -260,11 +262,39 @@ class SelectionIndex:
         return {family for family, found in listed.items() if len(found) >= 2 and len(set().union(*found)) >= 2}
 
     @staticmethod
+    def _spelled_names(cards: list[StoredCheckpoint]) -> dict[str, list[int]]:
+        """Squashed whole names and version labels -> the cards they name (``-1 - i`` for card i's label)."""
+        mentions: dict[str, list[int]] = defaultdict(list)
+        for i, card in enumerate(cards):
+            for text, field in ((model_name(card), "name"), (_version_text(card), "version")):
+                whole = squash(text)
+                if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
+                    mentions[whole].append(i if field == "name" else -1 - i)
+        return dict(mentions)
+
+    @staticmethod
+    def _titles_inside(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
+        """Squashed titles of two words or more inside names ("Offset noise" of "[LoCon/LoRA] Offset noise",
+        "Dark dungeon"), when few models have them: a request that spells one has spelled the model's name."""
+        inside: dict[str, set[int]] = defaultdict(set)
+        for i, card in enumerate(cards):
+            for segment in titles.segments(model_name(card)):
+                named = [w for w in segment.split() if w.casefold() not in _KIND_TOKENS]
+                title = squash(segment)
+                if len(named) >= 2 and len(title) >= 6 and not any(c.isdigit() for c in title):
+                    inside[title].add(i)
+        return {
+            title: members
+            for title, members in inside.items()
+            if len({family_of[i] for i in members}) <= SPELLED_TITLE_MODELS
+        }
+
+    @staticmethod
     def _titles_shortened(
         cards: list[StoredCheckpoint], family_of: list[str], families: int
     ) -> tuple[dict[str, tuple[np.ndarray, ...]], dict[str, tuple[np.ndarray, ...]]]:
         """Postings of the acronyms cards write ("OoT") and of the initials of the titles they write ("mha" of "My
-        Hero Academia"), at the weight of the field that wrote them (see :mod:`personalq.checkin.acronyms`)."""
+        Hero Academia"), at the weight of the field that wrote them (see :mod:`personalq.checkin.titles`)."""
         shortened: tuple[dict, dict] = (defaultdict(dict), defaultdict(dict))
         for i, card in enumerate(cards):
             for field, texts in (
@@ -274,7 +304,7 @@ class SelectionIndex:
                 ("tag", card.tags),
             ):
                 weight = FIELD_WEIGHTS[field]
-                for postings, found in zip(shortened, (acronyms.written(texts), acronyms.initials(texts))):
+                for postings, found in zip(shortened, (titles.written(texts), titles.initials(texts))):
                     for token in found:
                         postings[token][i] = max(postings[token].get(i, 0.0), weight)
         out: list[dict[str, tuple[np.ndarray, ...]]] = []
@@ -386,21 +416,17 @@ class SelectionIndex:
                     spans.append((i, i + length, "".join(w.forms[0] for w in group), True))
         # titles shortened: "ocarina of time" meets a card's "OoT", "mha" a card's "My Hero Academia"
         shortened: dict[int, tuple[np.ndarray, ...]] = {}
-        for length in range(acronyms.MIN_LETTERS, acronyms.MAX_LETTERS + 1):
+        for length in range(titles.MIN_LETTERS, titles.MAX_LETTERS + 1):
             for i in range(len(query) - length + 1):
                 group = query[i : i + length]
                 if group[-1].position - group[0].position == length - 1:
-                    said = acronyms.of_words([w.forms[0] for w in group])
+                    said = titles.of_words([w.forms[0] for w in group])
                     if said in self._acronyms:
                         shortened[len(spans)] = self._acronyms[said]
                         spans.append((i, i + length, said, False))
         for i, word in enumerate(query):
             form = word.forms[0]
-            if (
-                acronyms.may_be(form)
-                and form in self._initials
-                and self.rarity(word) >= INITIALS_RARITY * self.max_idf
-            ):
+            if titles.may_be(form) and form in self._initials and self.rarity(word) >= INITIALS_RARITY * self.max_idf:
                 shortened[len(spans)] = self._initials[form]
                 spans.append((i, i + 1, form, False))
         # per request word: the best family and own contribution for each card
@@ -454,7 +480,7 @@ class SelectionIndex:
         self._found_in_part(
             found_whole, found_named, identified, pieces_found, (best_found, best_family, best_own, best_strong)
         )
-        self._mention_bonus(query, best_family, best_own, best_found)
+        spelled = self._mention_bonus(query, best_family, best_own, best_found)
         for start, end, text in files:  # "wcat8-v1-2000": that file's own evidence, as a name spelled out is
             for card in self._files.get(squash(text), ()):
                 best_own[start:end, card] += MENTION_BONUS / (end - start)
@@ -485,6 +511,8 @@ class SelectionIndex:
             best_strong.sum(axis=0),
             dict(named),
             dict(owned),
+            frozenset(spelled),
+            {int(i): set(np.flatnonzero(found_named[:, i]).tolist()) for i in np.flatnonzero(found_named.any(axis=0))},
         )
 
     @staticmethod
@@ -514,19 +542,26 @@ class SelectionIndex:
 
     def _mention_bonus(
         self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray, best_found: np.ndarray
-    ) -> None:
+    ) -> set[int]:
         """A run of request words that spells a whole model name or version label ("easynegative",
-        "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are."""
+        "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are. Returns the cards
+        whose name, or a title inside it, was spelled."""
+        spelled: set[int] = set()
         for start in range(len(query)):
             for end in range(start + 1, min(len(query), start + 6) + 1):
                 if query[end - 1].position - query[start].position != end - 1 - start:
                     break
                 whole = squash("".join(w.forms[0] for w in query[start:end]))
+                if query[start].weight > 0.0:
+                    spelled.update(self._inner_titles.get(whole, ()))
                 for i in self._mentions.get(whole, ()):
                     best, card = (best_family, i) if i >= 0 else (best_own, -1 - i)
+                    if i >= 0 and query[start].weight > 0.0:
+                        spelled.add(i)
                     for row in range(start, end):
                         best[row, card] += MENTION_BONUS / (end - start)
                         best_found[row, card] += MENTION_BONUS
+        return spelled
 
 
 __all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name"]

@@ -269,6 +269,13 @@ def _leaders(
             and r.matched & naming_words >= leading[0].matched & naming_words
             and r.card.id not in led
         ]
+    # a model whose whole name is spelled out outdoes another model's near spelling of it ("dark dungeon" is not
+    # "Darkest Dungeon style")
+    spelled = [r for r in leading if r.spelled and r.coverage >= FULL_COVERAGE]
+    if spelled:
+        written = spelled[0].exact & phrase
+        families = {r.card.family or r.card.id for r in spelled}
+        leading = [r for r in leading if (r.card.family or r.card.id) in families or written <= r.exact]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
     named = {r.matched & phrase for r in leading}

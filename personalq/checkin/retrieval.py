@@ -46,6 +46,8 @@ class Ranked:
     labelled: frozenset[int] = frozenset()  # request words found in its version label alone
     owned: frozenset[int] = frozenset()  # request words that are evidence for this version alone
     strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
+    spelled: bool = False  # the request spells its whole name, or a title in it ("dark dungeon")
+    exact: frozenset[int] = frozenset()  # request words its identity fields have as written (no near spelling)
     of_series: bool = True  # matches the series the request says its subject is from ("albedo from genshin")
     series: float = 0.0  # the share of that series' words it has
 
@@ -321,6 +323,8 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
             frozenset(evidence.labelled.get(i, ())),
             owned=frozenset(evidence.owned.get(i, ())),
             strong=float(evidence.strong[i]),
+            spelled=i in evidence.spelled,
+            exact=frozenset(evidence.exact.get(i, ())),
         )
         for i, words in evidence.matched.items()
     ]

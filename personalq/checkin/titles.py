@@ -1,4 +1,4 @@
-"""Titles and their initials: "OoT" is "Ocarina of Time", "mha" is "My Hero Academia".
+"""Titles inside card names, and their initials: "OoT" is "Ocarina of Time", "mha" is "My Hero Academia".
 
 Fans name a series either way, and cards do too: a Saria LoRA says "(LoZ OoT)" where the request says "from ocarina
 of time"; a Tsuyu LoRA is tagged "my hero academia" where the request says "from mha". Word evidence cannot meet the
@@ -29,6 +29,12 @@ _WORD = re.compile(r"[A-Za-z]+")
 _NOT_TITLES = frozenset("lora loha locon lycoris nsfw sfw".split())
 
 
+def segments(text: str) -> list[str]:
+    """The titles a card's name holds between its brackets, bars and dashes: "[LoCon/LoRA] Offset noise" ->
+    ["LoCon/LoRA", "Offset noise"]."""
+    return [segment.strip() for segment in _SEGMENT.split(text or "") if segment.strip()]
+
+
 def written(texts: Iterable[str]) -> set[str]:
     """The acronyms ``texts`` write in capitals, folded: "Saria (LoZ OoT)" -> {"loz", "oot"}."""
     found = {m.group().casefold() for text in texts for m in _WRITTEN.finditer(text or "")}
@@ -40,7 +46,7 @@ def initials(texts: Iterable[str]) -> set[str]:
     which only those of three to five letters are kept ({"mha"})."""
     found = set()
     for text in texts:
-        for segment in _SEGMENT.split(text or ""):
+        for segment in segments(text):
             words = _WORD.findall(segment)
             if MIN_LETTERS <= len(words) <= MAX_LETTERS:
                 found.add("".join(w[0] for w in words).casefold())
@@ -59,4 +65,4 @@ def may_be(word: str) -> bool:
     return MIN_LETTERS <= len(word) <= MAX_LETTERS and word.isascii() and word.isalpha()
 
 
-__all__ = ["initials", "may_be", "of_words", "written"]
+__all__ = ["initials", "may_be", "of_words", "segments", "written"]
