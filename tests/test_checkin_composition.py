@@ -26,6 +26,7 @@ CARDS = [
     ("amber", "Style Amber Haze", "amber", "Amber Haze", "textual_inversion", "SD 1.5", ["amberhz"], [], "2023-05-08"),
     ("maid", "Velvet Maid Dress", "maid", "v1", "lora", "SD 1.5", ["velvetmaid"], ["clothing"], "2023-05-09"),
     ("soft", "Soft Window Lighting", "soft", "v1", "lora", "SD 1.5", ["softwl"], ["lighting"], "2023-05-10"),
+    ("moss", "MossPunkAI", "moss", "v1.0", "lora", "SD 1.5", ["MossPunkAI"], ["style"], "2023-05-11"),
 ]
 
 
@@ -245,3 +246,22 @@ def test_what_a_character_does_to_a_marked_model_is_no_part_of_its_name(checkin)
 def test_names_listed_by_a_strength_or_a_plus_are_models(checkin, request_text, expected):
     result = checkin.ask(request_text, NOW)
     assert _set(result) == expected
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a connector typed with two letters swapped still lists the names
+        ("lyra venn wiht the film grain lora, reading by a window", [("lyra", 1.0), ("grain", 1.0)]),
+        ("lyra venn usign ink wash style, reading by a window", [("lyra", 1.0), ("inkwash", 1.0)]),
+        # a kind word with a colon lists names as tools paste them; a name may start a card's name ("MossPunkAI")
+        (
+            "loras: lyra venn, mosspunk, velvet maid dress. prompt: dancing around a bonfire",
+            [("lyra", 1.0), ("moss", 1.0), ("maid", 1.0)],
+        ),
+    ],
+)
+def test_lists_with_typed_connectors_or_a_label(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert _set(result) == expected
+    assert "wiht" not in result.prompt and "prompt:" not in result.prompt

@@ -180,10 +180,21 @@ def network_tags(text: str) -> tuple[str, list[tuple[str, float | None]]]:
 _TITLE_PERIOD = re.compile(r"(?i)\b(mr|mrs|ms|dr|st|jr|sr|prof|capt|sgt|lt|col)\.(?=\s)")
 
 
+def _transposed(word: str) -> set[str]:
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)} - {word}
+
+
+# connectors typed with two letters swapped ("acerola wiht the smug face lora", "usign western ink"): no name reads so
+_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus") for typo in _transposed(word)}
+_CONNECTOR_TYPOS.pop("suing")
+_CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
+
+
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
     text = _TITLE_PERIOD.sub(r"\1", text)
+    text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")

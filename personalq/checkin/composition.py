@@ -116,10 +116,17 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
         # (a name whose words its version label holds, "Style" + "Nebula Magic", is called by them too)
         named = card_fields(card)
         fields = named["name"] | named["version"] | (field_tokens(card.triggers[0]) if card.triggers else set())
-        return sum(bool(fields.intersection(reference.words[k].forms)) for k in words) >= least * len(words)
+        return sum(_calls(fields, reference.words[k].forms) for k in words) >= least * len(words)
 
     covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
     return any(called(r.card) for r in covering)
+
+
+def _calls(fields: set[str], forms: tuple[str, ...]) -> bool:
+    """Is a word one of a card's name words, or the start of one ("celtpunk" of "CeltPunkAI")?"""
+    return bool(fields.intersection(forms)) or any(
+        len(form) >= 4 and token.startswith(form) and len(form) >= len(token) / 2 for form in forms for token in fields
+    )
 
 
 def _scoped(intent: Intent, owner: bool) -> Intent:

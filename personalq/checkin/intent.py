@@ -137,6 +137,8 @@ _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" say
     r"|お願いします|お願い|ください|부탁해요|부탁합니다|부탁해|주세요",  # "please" in Japanese and Korean
     re.I,
 )
+# the label before what to draw in a request pasted from a tool ("loras: ..., celtpunk. prompt: dancing ...")
+_PROMPT_LABEL = re.compile(r"(?i)(?<![\w-])(?:prompt|positive|scene)\s*:\s*")
 # words before a date that make it the checkpoint's, whatever the year ("my logo from 2021")
 _PROVENANCE = re.compile(
     r"\b(?:from|since|(?:created|made|trained|uploaded|downloaded|added|got|bought)(?:\s+(?:in|on|during))?)\s+(?:the\s+)?$",
@@ -562,6 +564,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         text = text[:start] + f" {marks} " + text[end:]
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
+    text = _PROMPT_LABEL.sub(" ", text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")

@@ -431,7 +431,9 @@ def read_reference(
         run_to_words[word.position].append(k)
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
-    named_runs = _listed(text, runs, lowered, phrase | markers | makers, strengths)
+    named_runs = _labelled_list(text, runs, lowered) or _listed(
+        text, runs, lowered, phrase | markers | makers, strengths
+    )
     if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
         opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
@@ -601,6 +603,29 @@ def _listed(
         carried = j < end and lowered[j] in listing
         i = j + 1 if j < end and (lowered[j] in listing or lowered[j] in KIND_WORDS) else j
     return names
+
+
+_LIST_LABEL = re.compile(r"^\s*:")
+_LIST_END = re.compile(r"[.;!?\n]|\b(?:prompt|scene)\s*:")
+
+
+def _labelled_list(text: str, runs: list, lowered: list[str]) -> list[set[int]]:
+    """The names a kind word with a colon lists, as people paste them from their tools: "loras: moona hoshinova,
+    celtpunk, stripey thigh high socks. prompt: dancing around a bonfire". Each item, between commas or "and", is a
+    name, to the sentence's end."""
+    for i, word in enumerate(lowered[:-1]):
+        if word in KIND_WORDS and _LIST_LABEL.match(text[runs[i][1] :]):
+            names: list[set[int]] = [set()]
+            for j in range(i + 1, len(runs)):
+                gap = text[runs[j - 1][1] : runs[j][0]]
+                if j > i + 1 and _LIST_END.search(gap):
+                    break
+                if j > i + 1 and (_LIST_MARK.search(gap) or lowered[j] in _AND):
+                    names.append(set())
+                if lowered[j] not in _AND:
+                    names[-1].add(j)
+            return [found for found in names if found] if len(names) >= 2 else []
+    return []
 
 
 def _parted(gap: str) -> bool:
