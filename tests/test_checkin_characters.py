@@ -473,3 +473,17 @@ def test_series_by_initials_and_style_models(settings, tmp_path, request_text, e
     assert repository.import_paths([tmp_path / "cards"]).ok
     result = CheckIn(repository).ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == ("selected", expected)
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a story no card has, and the only Tomas is another story's ("Tomas Reyes (Overcast)"): not him
+        ("tomas reyes from starlight city reading a map", ("no_match", None)),
+        # a card that names no story of its own may still be the one meant
+        ("vessa quill from starlight city reading a map", ("selected", "vessa")),
+    ],
+)
+def test_a_name_from_a_story_no_card_has(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields
+from personalq.checkin import titles
+from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
 from personalq.checkin.tokens import field_tokens, is_unspaced
@@ -235,6 +236,8 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     for r in candidates:
         i = index.position[r.card.id]
         r.of_series, r.series = not known or series[i] >= least, float(said_words[i])
+        if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2:
+            r.of_series = False  # "fiona from shrek": "Fiona Frost | SPY x FAMILY" says it is another story's
         if not r.of_series:
             r.coverage = 0.0
         elif named:  # a series no card has says nothing of who: the name alone ("姫野 from チェンソーマン")
