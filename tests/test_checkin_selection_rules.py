@@ -12,6 +12,7 @@ from factories import filler_cards, write_card
 from typer.testing import CliRunner
 
 from personalq.checkin.agent import CheckIn
+from personalq.checkin.retrieval import retrieve
 from personalq.cli import app
 from personalq.repository.service import Repository
 
@@ -607,3 +608,27 @@ def test_a_name_spelled_whole_beats_another_models_near_spelling_of_it(settings,
     checkin = CheckIn(repository)
     assert picked(checkin, "dark harbor lora, a lighthouse keeper holding a torch") == ("selected", "dark-harbor")
     assert picked(checkin, "sailor vesta studying in a library")[0] == "clarify"
+
+
+def test_a_name_spelled_with_a_typo_is_spelled_and_its_words_scattered_are_not(settings, tmp_path):
+    """ "star mothlnig" spells "Star Mothling" with a typo; a card with "star" and "mothling" here and there in its
+    trigger list and tags does not spell it (reasoning then keeps it out beside the name spelled)."""
+    cards = [
+        dict(card_id="star-moth", name="Star Mothling", tags=["character"]),
+        dict(
+            card_id="quintet",
+            name="The Quintet - All Five Sisters: Ichi, Nina, Mika, Yotsu, Itsu",
+            triggers=["ichi, short hair, star hair ornament", "mika, long hair, ribbon"],
+            tags=["character", "mothling wings"],
+        ),
+    ]
+    for card in cards + filler_cards():
+        write_card(tmp_path / "cards", **{"tags": [], "subjects": [], "styles": [], "triggers": [], **card})
+    repository = Repository(settings)
+    assert repository.import_paths([tmp_path / "cards"]).ok
+    checkin = CheckIn(repository)
+    intent, reference = checkin._understand("star mothlnig lora pls!! riding a unicorn", NOW)
+    ranking = retrieve(checkin.cache, intent, reference)
+    spelled = {r.card.id: r.spelled for r in ranking.candidates}
+    assert spelled["star-moth"] and not spelled["quintet"]
+    assert picked(checkin, "star mothlnig lora pls!! riding a unicorn over a castle") == ("selected", "star-moth")

@@ -204,6 +204,9 @@ class SelectionIndex:
         self._label = dict(label_post)
         self._mentions = self._spelled_names(cards)
         self._inner_titles = self._titles_inside(cards, self.family_of)
+        self._names_by_length: dict[int, list[str]] = defaultdict(list)  # squashed names and titles, for typos
+        for whole in {w for w, ids in self._mentions.items() if any(i >= 0 for i in ids)} | set(self._inner_titles):
+            self._names_by_length[len(whole)].append(whole)
         self._files = self._file_names(cards, self.family_of)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
@@ -439,6 +442,7 @@ class SelectionIndex:
         found_whole = np.zeros((len(query), n), dtype=bool)  # the word as written, not a piece of it
         found_named = np.zeros((len(query), n), dtype=bool)  # ... in an identity field other than its creator
         identified = np.zeros((len(query), n), dtype=bool)  # ... or a near spelling of it
+        written = np.zeros((len(query), n), dtype=bool)  # the word as written in any identity field, creator's too
         pieces_found = np.zeros((len(query), n), dtype=np.int64)  # how many of the word's pieces
         labelled: dict[int, set[int]] = defaultdict(set)
         for at, (start, end, text, prefix) in enumerate(spans):
@@ -475,12 +479,13 @@ class SelectionIndex:
                         identified[start:end, naming] = True
                         if similarity == 1.0:  # spelt out; a near spelling leaves it to the scores
                             found_named[start:end, naming] = True
+                            written[start:end, ids[field_weights >= STRONG_FIELD]] = True
             if at in pieces:
                 pieces_found[start:end] += having
         self._found_in_part(
             found_whole, found_named, identified, pieces_found, (best_found, best_family, best_own, best_strong)
         )
-        spelled = self._mention_bonus(query, best_family, best_own, best_found)
+        spelled = self._mention_bonus(query, best_family, best_own, best_found) | self._misspelled(query, phrase)
         for start, end, text in files:  # "wcat8-v1-2000": that file's own evidence, as a name spelled out is
             for card in self._files.get(squash(text), ()):
                 best_own[start:end, card] += MENTION_BONUS / (end - start)
@@ -512,7 +517,7 @@ class SelectionIndex:
             dict(named),
             dict(owned),
             frozenset(spelled),
-            {int(i): set(np.flatnonzero(found_named[:, i]).tolist()) for i in np.flatnonzero(found_named.any(axis=0))},
+            {int(i): set(np.flatnonzero(written[:, i]).tolist()) for i in np.flatnonzero(written.any(axis=0))},
         )
 
     @staticmethod
@@ -539,6 +544,27 @@ class SelectionIndex:
         A handle joined by underscores ("h_madoka") is one word."""
         word = squash(word) if "_" in word else word
         return any(token in self.name_idf for token, _ in self._near(word))
+
+    def _misspelled(self, query: list[QueryWord], phrase: set[int]) -> set[int]:
+        """The cards whose whole name (or a title in it) two to four words of the phrase spell with a typo ("star
+        buterfly" of "Star butterfly"): named as surely as spelled right, though the typo earns no bonus."""
+        found: set[int] = set()
+        for start in sorted(phrase):
+            for end in range(start + 2, start + 5):
+                run = query[start:end]
+                if end > len(query) or not set(range(start, end)) <= phrase:
+                    break
+                if run[-1].position - run[0].position != end - 1 - start:
+                    break
+                whole = squash("".join(w.forms[0] for w in run))
+                if len(whole) < 8 or whole in self._mentions or whole in self._inner_titles:
+                    continue
+                pool = [t for n in range(len(whole) - 2, len(whole) + 3) for t in self._names_by_length.get(n, ())]
+                for name, _, _ in process.extract(whole, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_SURE_RATIO):
+                    if name[0] == whole[0]:
+                        found.update(i for i in self._mentions.get(name, ()) if i >= 0)
+                        found.update(self._inner_titles.get(name, ()))
+        return found
 
     def _mention_bonus(
         self, query: list[QueryWord], best_family: np.ndarray, best_own: np.ndarray, best_found: np.ndarray

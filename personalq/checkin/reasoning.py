@@ -54,6 +54,7 @@ MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks o
 MIN_UNSPACED_COVERAGE = 0.3  # of a phrase in a script without spaces, whose pairs across words name nothing
 MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws: people paraphrase model pages
 LEAD_RATIO = 0.8  # a candidate this close to the best still leads
+SCATTERED_COVERAGE = 0.75  # below this, a model whose name was not spelled has the words only here and there
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
@@ -270,12 +271,17 @@ def _leaders(
             and r.card.id not in led
         ]
     # a model whose whole name is spelled out outdoes another model's near spelling of it ("dark dungeon" is not
-    # "Darkest Dungeon style")
+    # "Darkest Dungeon style"), or the same words scattered over a long trigger list ("star buterfly" is not a
+    # Quintuplets LoRA's "star hair ornament, ..., butterfly")
     spelled = [r for r in leading if r.spelled and r.coverage >= FULL_COVERAGE]
     if spelled:
         written = spelled[0].exact & phrase
         families = {r.card.family or r.card.id for r in spelled}
-        leading = [r for r in leading if (r.card.family or r.card.id) in families or written <= r.exact]
+        leading = [
+            r
+            for r in leading
+            if (r.card.family or r.card.id) in families or (written <= r.exact and r.coverage >= SCATTERED_COVERAGE)
+        ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
     named = {r.matched & phrase for r in leading}
