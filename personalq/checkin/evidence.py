@@ -53,6 +53,7 @@ PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
+MISSPELT_STARTS = 8  # phrase words a misspelt name may start at: a name is said early, and each is a fuzzy search
 SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
 INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
@@ -549,7 +550,7 @@ class SelectionIndex:
         """The cards whose whole name (or a title in it) two to four words of the phrase spell with a typo ("star
         buterfly" of "Star butterfly"): named as surely as spelled right, though the typo earns no bonus."""
         found: set[int] = set()
-        for start in sorted(phrase):
+        for start in sorted(phrase)[:MISSPELT_STARTS]:
             for end in range(start + 2, start + 5):
                 run = query[start:end]
                 if end > len(query) or not set(range(start, end)) <= phrase:
