@@ -487,3 +487,21 @@ def test_series_by_initials_and_style_models(settings, tmp_path, request_text, e
 def test_a_name_from_a_story_no_card_has(checkin, request_text, expected):
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == expected
+
+
+@pytest.mark.parametrize(
+    "request_text, expected, kept",
+    [
+        # the words that ask, greetings of other languages included, name nothing
+        ("gimme the mountain vista lora. a valley at dawn", "mountain", "a valley at dawn"),
+        ("hola! quiero el lora de paper umbrella: una chica bajo la lluvia", "umbrella", "una chica bajo la lluvia"),
+        # a year long before any checkpoint is the picture's
+        ("can u do the vessa quill lora? a street in 1952", "vessa", "a street in 1952"),
+        # the WebUI's emphasis of words of the picture stays as written, and names no model
+        ("lyra venn on a bench, (pink hair:1.1)", "lyra", "(pink hair:1.1)"),
+    ],
+)
+def test_asking_words_old_years_and_emphasis_are_no_names(checkin, request_text, expected, kept):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", expected)
+    assert kept in result.prompt

@@ -110,8 +110,11 @@ class InvalidRequest(ValueError):
 
 # a WebUI network tag in a request: "<lora:mochiCorgi_v2:0.8> mochicorgi sitting in a park"
 _WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::(?P<weight>[^<>:]*))?(?::[^<>]*)?>", re.I)
-# a name with a WebUI weight joined to it and no brackets: "kanzaki kaori, baroqueai:0.6, holding a katana"
-_BARE_NETWORK = re.compile(r"(?<![\w:/<.])(?P<name>[^\W\d_][\w.-]*[^\W_]):(?P<weight>[01]?\.\d+|[01])(?![\w.:])", re.I)
+# a name with a WebUI weight joined to it and no brackets: "kanzaki kaori, baroqueai:0.6, holding a katana"; in
+# round brackets it is the WebUI's emphasis of words of the picture ("(pink hair:1.1)"), which stays as written
+_BARE_NETWORK = re.compile(
+    r"(?<![\w:/<.])(?P<name>[^\W\d_][\w.-]*[^\W_]):(?P<weight>[01]?\.\d+|[01])(?![\w.:])(?!\s*\))", re.I
+)
 # the WebUI's second prompt written into a request: "a corgi in the rain, negative: blurry, lowres"
 _NEGATIVE = re.compile(r"(?i)(?:^|[\s,.;(])(?:negative(?:\s+prompt)?|negatives|neg)\s*[:=]\s*(?P<negative>.*)$", re.S)
 

@@ -132,6 +132,7 @@ _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pak
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
     r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
+    r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
     r"s'il (?:te|vous) pla[iî]t|svp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
     r"пожалуйста)(?![A-Za-z0-9-])"
     r"|お願いします|お願い|ください|부탁해요|부탁합니다|부탁해|주세요",  # "please" in Japanese and Korean
@@ -155,10 +156,14 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright|got|(?:do\s+)?you\s+(?:have|got))\b[\s,.!]*)*"
+    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
+    # greetings of other languages ("hola!", "salut,", "oi!")
+    r"|hola|salut|oi|ol[áa]|hallo|ciao|halo|hai|привет)\b[\s,.!]*)*"
     r"(?:please\s+)?"
-    r"(?:(?:can|could|would) you\s+)?(?:please\s+)?"
-    r"(?:generate|make|create|render|draw|paint|do|show me|give me|i want|i'd like|i would like"
+    r"(?:(?:can|could|would) (?:you|u)\s+)?(?:please\s+)?"
+    r"(?:generate|make|create|render|draw|paint|do|show me|give me|gimme|pull up|i want|i'd like|i would like|i need"
+    r"|need|do i have|is there|are there"
+    r"|quiero|quer[ií]a|quero|je voudrais|voudrais|je veux|ich m[öo]chte|m[öo]chte|vorrei|voglio|aku mau|saya mau"
     # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
     r"|dibuja(?:me)?|haz(?:me)?|dessine(?:z|-moi)?|zeichne(?:\s+bitte)?|desenh[ae]|disegna(?:mi)?"
     r"|gambar(?:kan)?|buat(?:kan)?|tolong\s+gambar(?:kan)?|нарисуй(?:те)?)\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",

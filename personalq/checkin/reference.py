@@ -150,7 +150,16 @@ _LEADING = ACTION_VERBS | frozenset(
     "dibuja dibújame dibujame haz hazme genera quiero dessine dessinez dessine-moi fais génère je veux "
     "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere quero disegna disegnami fai "
     "crea voglio gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
-    "пожалуйста хочу me moi mir mi aku saya favor".split()
+    "пожалуйста хочу me moi mir mi aku saya favor "
+    # greetings, and asking whether the collection has a model ("gimme", "pull up", "do i have", "is there")
+    "hola salut oi olá ola hallo ciao halo hai привет gimme give pull up do is are there u "
+    "queria quería voudrais veux möchte mochte vorrei mau".split()
+)
+# the words a request asks with, before the name it marks ("gimme the ... lora", "hola! quiero el lora de ...")
+_ASKING = ACTION_VERBS | frozenset(
+    "gimme give me can could would you u pls plz please i id i'd want need do is are there have got pull up show "
+    "hey hi hello yo ok okay so hola salut oi olá ola hallo ciao halo hai привет quiero queria quería quero je "
+    "voudrais veux ich möchte mochte vorrei voglio mau aku saya".split()
 )
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
@@ -394,6 +403,11 @@ def read_reference(
     if version is not None:
         _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
+    asking = 0  # "gimme the sitting yoga pose lora", "can u pull up the ... embedding": the asking names nothing
+    while asking < len(runs) and (lowered[asking] in _ASKING or lowered[asking] in _PHRASE_STOPS):
+        asking += 1
+    if phrase - set(range(asking)):
+        phrase -= set(range(asking))
     phrase -= makers  # a maker is a constraint, not words of the name to find
 
     head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names)

@@ -23,6 +23,7 @@ _MONTH = (
     r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
 )
 _YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
+FIRST_CHECKPOINT_YEAR = 2015  # no year before this dates a checkpoint
 # "may" and "march" are also verbs: only read them as months next to a year or a date-ish word
 _AMBIGUOUS_MONTHS = {"may", "march", "mar"}
 _DATEISH_BEFORE = re.compile(
@@ -304,10 +305,11 @@ def _recent_spans(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 def _bare_years(lowered: str, now: dt.datetime, found: _Found) -> None:
     """ "2021", "from 2021", "2021's": the whole year. A year still to come is part of a name ("blade runner 2049",
-    "cyberpunk 2077"): nothing was made then."""
+    "cyberpunk 2077"), and one long before any checkpoint is the picture's ("a street in 1952", "the fritz lang 1927
+    look"): nothing was made then."""
     for m in re.finditer(rf"\b(?:(?:in|from|during|of|since)\s+)?{_YEAR}(?:'s)?(?=\W|$)", lowered):
         year = _year_of(m)
-        if year and year <= now.year:
+        if year and FIRST_CHECKPOINT_YEAR <= year <= now.year:
             found.add([Window(dt.datetime(year, 1, 1), dt.datetime(year + 1, 1, 1), str(year))], m.span())
 
 
