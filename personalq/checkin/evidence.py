@@ -423,7 +423,8 @@ class SelectionIndex:
         for length in range(titles.MIN_LETTERS, titles.MAX_LETTERS + 1):
             for i in range(len(query) - length + 1):
                 group = query[i : i + length]
-                if group[-1].position - group[0].position == length - 1:
+                in_name = not phrase or set(range(i, i + length)) <= phrase  # "dr slump → running" is no "DSR"
+                if in_name and group[-1].position - group[0].position == length - 1:
                     said = titles.of_words([w.forms[0] for w in group])
                     if said in self._acronyms:
                         shortened[len(spans)] = self._acronyms[said]
