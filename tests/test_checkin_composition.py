@@ -265,3 +265,12 @@ def test_lists_with_typed_connectors_or_a_label(checkin, request_text, expected)
     result = checkin.ask(request_text, NOW)
     assert _set(result) == expected
     assert "wiht" not in result.prompt and "prompt:" not in result.prompt
+
+
+def test_names_given_strengths_list_on_past_the_first_clause_and_anybodys_hands_are_nobodys_model(checkin):
+    result = checkin.ask("lyra venn 0.8, film grain 0.4 - posing in a rainy phone booth, holding her wand", NOW)
+    assert _set(result) == [("lyra", 0.8), ("grain", 0.4)]
+    assert result.prompt.endswith("posing in a rainy phone booth, holding her wand")
+    # "someone's" and "a big guy's" own nothing: the hands and the hand are the picture's
+    result = checkin.ask("lyra venn, film grain lora, someone's hands squishing her face, a big guy's hand", NOW)
+    assert _set(result) == [("lyra", 1.0), ("grain", 1.0)]

@@ -531,11 +531,8 @@ def _listed(
     kinds = [i for i in marked if lowered[i] in KIND_WORDS]
     listing = _LISTING if kinds else _AND
     # a bracket around a name's series ends no clause: "europa (granblue) + hellscape768, ..."
-    end = (
-        len(runs)
-        if kinds
-        else next((i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)), len(runs))
-    )
+    breaks = [i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)] + [len(runs)]
+    end = len(runs) if kinds else breaks[0]
 
     def file_name(j: int) -> bool:  # "epi_noiseoffset", "kohaku-XL", "lora4cats": a file's name, not a word
         return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 1]))
@@ -544,6 +541,13 @@ def _listed(
 
     def weighted(j: int) -> bool:  # a strength follows run j: "bubble drip at about 60 percent", "hairdetailer 0.4"
         return any(0 <= start - runs[j][1] <= 2 and not text[runs[j][1] : start].strip(" :") for start, _ in strengths)
+
+    # with no kind word the list is the first clause, and each next one that is a name given a strength
+    # ("tsukioka kogane 0.8, plastic clothes 0.4 - posing ..."; "..., holding her wand" is the picture)
+    for at, following in zip(breaks, breaks[1:]):
+        if kinds or end != at or not weighted(following - 1):
+            break
+        end = following
 
     def named_to_strength(j: int) -> bool:  # the words from run j to the next break end with a strength
         while j < end and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
@@ -895,6 +899,9 @@ _PLACES = frozenset(
 )
 
 
+_ANYBODY = frozenset("someone somebody anyone anybody everyone everybody nobody".split())
+
+
 def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
     """Is run ``i`` a possessive that owns the words after it ("hahafofo's big head")? Not one that ends its clause
     or follows "a" or a place's preposition: "eating at a wendy's" and "over summoner's rift" say where, not whose
@@ -902,9 +909,11 @@ def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: 
     return (
         _possessive(text, runs[i])
         and lowered[i] not in STOPWORDS  # "she's levitating", "it's raining": a verb, not an owner
+        and lowered[i] not in _ANYBODY  # "someone's hands squishing her face": no one's model
         and i + 1 < len(runs)
         and not boundary_between(i, i + 1)
         and not (i > 0 and lowered[i - 1] in _INDEFINITE | _PLACES)
+        and not (i > 1 and lowered[i - 2] in _INDEFINITE)  # "holding a big guy's hand"
         # "at the ship's wheel", "on her captain's chair": where, as after the preposition alone
         and not (i > 1 and lowered[i - 1] in _DETERMINERS | {"her", "his", "their"} and lowered[i - 2] in _PLACES)
     )

@@ -25,8 +25,9 @@ _AFTER = re.compile(
 # a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8" ("lora 1.5" is
 # more often a version)
 _AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]?\s*(?P<n>0?\.\d+)(?![\w.%])")
-# a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping"
-_IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|$)|\s+(?:and|with|plus)\b)")
+# a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping", "..., plastic
+# clothes 0.4 - posing in a phone booth"
+_IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)")
 # a fraction in brackets after a name: "the pastel vector lora (0.3)"
 _BRACKETED = re.compile(r"\(\s*(?P<n>0?\.\d+|1(?:\.0+)?)\s*\)")
 # words for a strength: "a little of" before the name, "at half strength" after it
