@@ -505,3 +505,10 @@ def test_asking_words_old_years_and_emphasis_are_no_names(checkin, request_text,
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == ("selected", expected)
     assert kept in result.prompt
+
+
+def test_a_sign_off_after_a_series_is_no_part_of_it_and_one_of_them_is_the_picture(checkin):
+    result = checkin.ask("someone from overcast pls, at a bus stop", NOW)
+    assert sorted(o.label for o in result.options) == ["Tomas Reyes (Overcast)", "Vessa Quill"]
+    result = checkin.ask("mountain vista lora, three hikers, one of them waving", NOW)
+    assert result.checkpoint_id == "mountain" and "one of them waving" in result.prompt

@@ -130,7 +130,8 @@ _NEGATION = re.compile(
 )
 _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
-    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|one|ones|model|models|checkpoint|checkpoints|"
+    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|one(?!\s+of\b)|ones|model|"
+    r"models|checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
     r"s'il (?:te|vous) pla[iî]t|svp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"

@@ -411,6 +411,8 @@ def read_reference(
     phrase -= makers  # a maker is a constraint, not words of the name to find
 
     head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names)
+    while series_runs and lowered[max(series_runs)] in _SIGN_OFF:  # "someone from urusei yatsura pls, ..."
+        series_runs.discard(max(series_runs))
     style_phrases = [span for span in styles if " " in text[span[0] : span[1]].strip()]
     words: list[QueryWord] = []
     word_spans: list[tuple[int, int]] = []
@@ -899,6 +901,7 @@ _PLACES = frozenset(
 )
 
 
+_SIGN_OFF = frozenset("pls plz please thx thanks".split())  # said after a name, part of none ("lol" is a game too)
 _ANYBODY = frozenset("someone somebody anyone anybody everyone everybody nobody".split())
 
 
