@@ -274,3 +274,10 @@ def test_names_given_strengths_list_on_past_the_first_clause_and_anybodys_hands_
     # "someone's" and "a big guy's" own nothing: the hands and the hand are the picture's
     result = checkin.ask("lyra venn, film grain lora, someone's hands squishing her face, a big guy's hand", NOW)
     assert _set(result) == [("lyra", 1.0), ("grain", 1.0)]
+
+
+def test_a_name_in_title_case_after_in_is_a_model_and_a_place_is_not(checkin):
+    result = checkin.ask("Lyra Venn in Velvet Maid Dress, serving tea in a parlor", NOW)
+    assert _set(result) == [("lyra", 1.0), ("maid", 1.0)]
+    result = checkin.ask("lyra venn in a neon city at night", NOW)
+    assert _set(result) == [("lyra", 1.0)]

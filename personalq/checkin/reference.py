@@ -551,6 +551,15 @@ def _listed(
             break
         end = following
 
+    def titled(j: int) -> bool:  # "... in Star Trek Uniforms, standing ...": two words or more, each capitalised
+        words = []
+        while j < end and not (words and _parted(text[runs[j - 1][1] : runs[j][0]])):
+            if lowered[j] in _LISTING:
+                break
+            words.append(text[runs[j][0] : runs[j][1]])
+            j += 1
+        return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
     def named_to_strength(j: int) -> bool:  # the words from run j to the next break end with a strength
         while j < end and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
             if weighted(j):
@@ -565,6 +574,8 @@ def _listed(
             return True
         if _parted(text[runs[j - 1][1] : runs[j][0]]):
             return True
+        if not kinds and lowered[j] == "in":  # a name said in title case after "in" is a model's, not a place
+            return titled(j + 1)
         if not kinds and lowered[j] == "with":
             return (
                 file_name(j + 1)
