@@ -35,6 +35,18 @@ def filler_cards(count: int = 110) -> list[dict]:
     ]
 
 
+def checkin_among_many(settings, folder: Path, cards: list[dict]):
+    """Check-in over ``cards`` (no tags, subjects, styles or triggers unless given) among :func:`filler_cards`."""
+    from personalq.checkin.agent import CheckIn
+    from personalq.repository.service import Repository
+
+    for card in cards + filler_cards():
+        write_card(folder, **{"tags": [], "subjects": [], "styles": [], "triggers": [], **card})
+    repository = Repository(settings)
+    assert repository.import_paths([folder]).ok
+    return CheckIn(repository)
+
+
 def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **extra_meta: str) -> Path:
     """A LoRA in kohya-ss key layout with the metadata kohya's train_network.py writes."""
     g = torch.Generator().manual_seed(seed)

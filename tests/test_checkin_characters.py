@@ -5,7 +5,7 @@ is an honest no match that says what the series has."""
 import datetime as dt
 
 import pytest
-from factories import filler_cards, write_card
+from factories import checkin_among_many, write_card
 
 from personalq.checkin.agent import CheckIn
 from personalq.repository.service import Repository
@@ -467,11 +467,7 @@ def test_series_by_initials_and_style_models(settings, tmp_path, request_text, e
             creator="lykonic",
         ),
     ]
-    for card in cards + filler_cards():
-        write_card(tmp_path / "cards", **{"subjects": [], "styles": [], "triggers": [], "tags": [], **card})
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    result = CheckIn(repository).ask(request_text, NOW)
+    result = checkin_among_many(settings, tmp_path / "cards", cards).ask(request_text, NOW)
     assert (result.status, result.checkpoint_id) == ("selected", expected)
 
 

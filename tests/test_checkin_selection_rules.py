@@ -8,7 +8,7 @@ import datetime as dt
 import json
 
 import pytest
-from factories import filler_cards, write_card
+from factories import checkin_among_many, write_card
 from typer.testing import CliRunner
 
 from personalq.checkin.agent import CheckIn
@@ -584,11 +584,8 @@ def test_a_word_found_whole_in_a_name_beats_a_piece_of_it_or_a_maker_of_that_nam
         dict(card_id="angels", name="Sleepy Angels Concept", creator="brisa"),
         dict(card_id="halos", name="Halo Rings Concept", creator="brisa"),
     ]
-    for card in cards + filler_cards():
-        write_card(tmp_path / "cards", tags=[], subjects=[], styles=[], triggers=[], **card)
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    assert picked(CheckIn(repository), request_text) == ("selected", expected)
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    assert picked(checkin, request_text) == ("selected", expected)
 
 
 def test_a_name_spelled_whole_beats_another_models_near_spelling_of_it(settings, tmp_path):
@@ -601,11 +598,7 @@ def test_a_name_spelled_whole_beats_another_models_near_spelling_of_it(settings,
     ]
     # "dark" is a common word, "darkest" a rare one: its near spelling would outweigh the name spelled out
     cards += [dict(card_id=f"dark-{w}", name=f"Dark {w} Style") for w in "moor fen glen cove vale dell crag".split()]
-    for card in cards + filler_cards():
-        write_card(tmp_path / "cards", **{"tags": [], "subjects": [], "styles": [], "triggers": [], **card})
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    checkin = CheckIn(repository)
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
     assert picked(checkin, "dark harbor lora, a lighthouse keeper holding a torch") == ("selected", "dark-harbor")
     assert picked(checkin, "sailor vesta studying in a library")[0] == "clarify"
 
@@ -622,11 +615,7 @@ def test_a_name_spelled_with_a_typo_is_spelled_and_its_words_scattered_are_not(s
             tags=["character", "mothling wings"],
         ),
     ]
-    for card in cards + filler_cards():
-        write_card(tmp_path / "cards", **{"tags": [], "subjects": [], "styles": [], "triggers": [], **card})
-    repository = Repository(settings)
-    assert repository.import_paths([tmp_path / "cards"]).ok
-    checkin = CheckIn(repository)
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
     intent, reference = checkin._understand("star mothlnig lora pls!! riding a unicorn", NOW)
     ranking = retrieve(checkin.cache, intent, reference)
     spelled = {r.card.id: r.spelled for r in ranking.candidates}

@@ -17,11 +17,11 @@ decides which of their versions.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from dataclasses import field as default
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -111,9 +111,11 @@ class Evidence:
     named: dict[int, set[int]]  # card index -> positions of the request words found in its identity fields
     owned: dict[int, set[int]]  # card index -> positions of the request words that are its own evidence
     spelled: frozenset[int] = frozenset()  # card indices whose whole name (or a title in it) the request spells
-    exact: dict[int, set[int]] = default(
-        default_factory=dict
-    )  # card index -> words its identity fields have as written
+    # request word x card: the word is in the card's identity fields as written (no near spelling)
+    exact: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+
+    def exact_words(self, card: int) -> frozenset[int]:
+        return frozenset(np.flatnonzero(self.exact[:, card]).tolist()) if self.exact.size else frozenset()
 
 
 def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
@@ -176,10 +178,11 @@ class SelectionIndex:
         self.max_idf = math.log(1 + (families + 0.5) / 1.5)  # a word one model has, counted once more
         # tokens of a card's creator: "yunyun" made Angel SleePeace, and "TheAlly's Wholesome Grandpas" says who
         # made it, however its name reads
-        self._made_by: dict[str, set[int]] = defaultdict(set)
+        made_by: dict[str, list[int]] = defaultdict(list)
         for i, fields in enumerate(per_card):
             for token in fields["creator"]:
-                self._made_by[token].add(i)
+                made_by[token].append(i)
+        self._made_by = {token: np.array(ids, dtype=np.int64) for token, ids in made_by.items()}
         family_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         own_post: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         label_post: dict[str, set[int]] = defaultdict(set)
@@ -475,13 +478,13 @@ class SelectionIndex:
                     if at not in pieces:
                         found_whole[start:end, ids] = True
                     if at not in pieces and token not in _KIND_TOKENS:  # "lora" names no model
-                        made = self._made_by.get(token, ())
-                        naming = ids[field_weights >= STRONG_FIELD]
-                        naming = [i for i in naming if i not in made] if made else naming
+                        identity = ids[field_weights >= STRONG_FIELD]
+                        made = self._made_by.get(token)
+                        naming = identity if made is None else identity[~np.isin(identity, made)]
                         identified[start:end, naming] = True
                         if similarity == 1.0:  # spelt out; a near spelling leaves it to the scores
                             found_named[start:end, naming] = True
-                            written[start:end, ids[field_weights >= STRONG_FIELD]] = True
+                            written[start:end, identity] = True
             if at in pieces:
                 pieces_found[start:end] += having
         self._found_in_part(
@@ -519,7 +522,7 @@ class SelectionIndex:
             dict(named),
             dict(owned),
             frozenset(spelled),
-            {int(i): set(np.flatnonzero(written[:, i]).tolist()) for i in np.flatnonzero(written.any(axis=0))},
+            written,
         )
 
     @staticmethod

@@ -48,13 +48,21 @@ class Ranked:
     owned: frozenset[int] = frozenset()  # request words that are evidence for this version alone
     strong: float = 0.0  # the part of the evidence from identity fields (name, creator, version, trigger, subject)
     spelled: bool = False  # the request spells its whole name, or a title in it ("dark dungeon")
-    exact: frozenset[int] = frozenset()  # request words its identity fields have as written (no near spelling)
+    evidence: Evidence | None = None  # what it was scored from, read again for the few that lead
+    position: int = -1  # its index in the evidence's arrays
     of_series: bool = True  # matches the series the request says its subject is from ("albedo from genshin")
     series: float = 0.0  # the share of that series' words it has
 
     @property
     def total(self) -> float:
         return self.family + self.own
+
+    @property
+    def exact(self) -> frozenset[int]:
+        """Request words its identity fields have as written (no near spelling)."""
+        if self.evidence is None:
+            return frozenset()
+        return self.evidence.exact_words(self.position)
 
 
 @dataclass
@@ -327,7 +335,8 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
             owned=frozenset(evidence.owned.get(i, ())),
             strong=float(evidence.strong[i]),
             spelled=i in evidence.spelled,
-            exact=frozenset(evidence.exact.get(i, ())),
+            evidence=evidence,
+            position=i,
         )
         for i, words in evidence.matched.items()
     ]
