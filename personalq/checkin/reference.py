@@ -143,24 +143,28 @@ STOPWORDS = (
 # verbs that ask for the picture ("paint a fox", "draw me ..."); as nouns they may name a version ("V9 paint")
 ACTION_VERBS = frozenset("draw make paint render generate create give show mix combine blend".split())
 # words that open a request before it names anything ("can you draw me ...", "pls")
-_LEADING = ACTION_VERBS | frozenset(
-    "can could you pls plz please want need id i'd would love like "
-    "ok okay so hey hi hello yo um uh hmm well alright just got have "  # "ok so i want ...", "got anything ..."
-    # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
-    "dibuja dibújame dibujame haz hazme genera quiero dessine dessinez dessine-moi fais génère je veux "
-    "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere quero disegna disegnami fai "
-    "crea voglio gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
-    "пожалуйста хочу me moi mir mi aku saya favor "
-    # greetings, and asking whether the collection has a model ("gimme", "pull up", "do i have", "is there")
-    "hola salut oi olá ola hallo ciao halo hai привет gimme give pull up do is are there u "
-    "queria quería voudrais veux möchte mochte vorrei mau".split()
+# greetings and the words a request asks with, in several languages ("ok so i want", "gimme", "pull up", "do i have",
+# "is there", "hola! quiero", "salut, je voudrais"): they name nothing
+_ASKED_WITH = frozenset(
+    "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
+    "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет "
+    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
 )
-# the words a request asks with, before the name it marks ("gimme the ... lora", "hola! quiero el lora de ...")
-_ASKING = ACTION_VERBS | frozenset(
-    "gimme give me can could would you u pls plz please i id i'd want need do is are there have got pull up show "
-    "hey hi hello yo ok okay so hola salut oi olá ola hallo ciao halo hai привет quiero queria quería quero je "
-    "voudrais veux ich möchte mochte vorrei voglio mau aku saya".split()
+# the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages
+_LEADING = (
+    ACTION_VERBS
+    | _ASKED_WITH
+    | frozenset(
+        "love like um uh hmm well alright just "  # "um well i'd love ...", "got anything ..."
+        # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
+        "dibuja dibújame dibujame haz hazme genera dessine dessinez dessine-moi fais génère "
+        "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere disegna disegnami fai "
+        "crea gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
+        "пожалуйста хочу moi mir mi favor".split()
+    )
 )
+# the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
+_ASKING = ACTION_VERBS | _ASKED_WITH | frozenset("i ich".split())
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
