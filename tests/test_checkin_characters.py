@@ -27,7 +27,16 @@ CARDS = [
     ("window-2", "Window Light v2", "window", "v2", ["winlight"], ["concept", "lighting"], "2023-04-01"),
     ("mountain", "Mountain Vista", "mountain", "v1", ["mtvista"], ["background", "landscape"], "2023-02-01"),
     ("umbrella", "Paper Umbrella", "umbrella", "v1", ["pumbrella"], ["concept", "props"], "2023-02-03"),
-    ("tomas", "Tomas Reyes (Overcast)", "tomas", "v1", ["tomasr"], ["character", "overcast", "boy"], "2023-01-01"),
+    # a tag list: its identity tag, then what the training images wore
+    (
+        "tomas",
+        "Tomas Reyes (Overcast)",
+        "tomas",
+        "v1",
+        ["tomasr, red scarf, short hair"],
+        ["character", "overcast", "boy"],
+        "2023-01-01",
+    ),
     ("hoshi", "Kirameki no Hoshi", "hoshi", "v1", ["kirahoshi"], ["character"], "2023-02-02"),
     ("hoshi-alt", "Hoshi Alt", "hoshialt", "v1", ["hoshialt"], ["character"], "2023-02-03"),
     ("zombies", "Zombies Horde", "zombies", "v1", ["zhorde"], ["concept"], "2023-02-04"),
@@ -400,6 +409,8 @@ def test_a_role_from_a_series_is_one_of_its_models(checkin, request_text, expect
         # anything from a series with one model; a name said after the series picks among its models
         ("got anything from starfall saga? a girl reading a map", ("selected", "lyra")),
         ("someone from overcast: tomas, reading a map on a bench", ("selected", "tomas")),
+        # words of a tag list's outfit in the scene say nothing of who ("her red scarf")
+        ("someone from overcast, her red scarf blowing in the wind", ("clarify", None)),
         # one of a group said in the plural is any of them
         ("one of the overcast characters at a bus stop", ("clarify", None)),
         # "something" from no series is no one: a description of the model

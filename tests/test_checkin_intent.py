@@ -131,7 +131,8 @@ def test_prompt_keeps_the_image_and_drops_the_selection():
         prompt_text(parse("generate my cat created in spring 2025 sleeping on a sofa")) == "a cat sleeping on a sofa"
     )
     assert prompt_text(parse("epoch 4 of my plushie")) == "a plushie"
-    assert prompt_text(parse("a boat with"), [(0, 0)]) == "a boat"  # the words after "with" named the checkpoint
+    assert prompt_text(parse("a boat with biscuit"), [(12, 19)]) == "a boat"  # "biscuit" named the checkpoint
+    assert prompt_text(parse("a car with the headlights on")) == "a car with the headlights on"  # the person's own end
     text = "frostnymph_xl on a snowy hill"  # "xl" names the card, but inside its trigger it stays
     assert prompt_text(parse(text), [(11, 13)]) == "a frostnymph_xl on a snowy hill"
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"

@@ -94,6 +94,20 @@ def checkin(tmp_path_factory):
         # a request's own WebUI tag names the model and leaves nothing half-cut
         ("<lora:glimmer_v2:0.8> a fox in the snow", "glimmer", "glimmer (style), a fox in the snow"),
         ("a fox in the snow <lora:Zenith Harbor v2:0.7>", "harbor-2", "a fox in the snow, zharbor"),
+        # "one" that counts or stands for what is drawn stays; "my" of the picture stays; so do the person's own
+        # last words, a negation that rules out no checkpoint, but not where the models are kept
+        (
+            "vessa holding one lantern, one cat at her feet",
+            "vessa",
+            "a vessaq holding one lantern, one cat at her feet",
+        ),
+        ("zenith harbor v2, a red one moored at the pier", "harbor-2", "zharbor, a red one moored at the pier"),
+        ("vessa sketching my oc in a cafe", "vessa", "a vessaq sketching my oc in a cafe"),
+        ("window light lora, a car with the headlights on", "window", "winlight, a car with the headlights on"),
+        ("zenith harbor v2, a quay without boats", "harbor-2", "zharbor, a quay without boats"),
+        ("vessa, a street without cars, the v2 one", "vessa", "vessaq, a street without cars"),
+        ("mirelle (not vessa), dancing in a ballroom", "mirelle", "mirelle, dancing in a ballroom"),
+        ("zenith harbor v2 from my collection, fishing boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
         # the writer's own slot mark typed into a request is only a space
         ("zenith harbor v2, fishing \ue000boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
     ],

@@ -22,12 +22,13 @@ from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
     Intent,
+    keep_scene_negations,
     option_position,
     overlaps,
     parse_intent,
     prompt_text,
 )
-from personalq.checkin.reasoning import Decision, decide, narrow, rank
+from personalq.checkin.reasoning import Decision, decide, narrow, rank, rules_out
 from personalq.checkin.reference import (
     Reference,
     name_position,
@@ -260,6 +261,8 @@ class CheckIn:
         else:
             ranking = retrieve(self.cache, intent, reference)
             decision = self._decide(intent, ranking)
+            contenders = _contenders(ranking)
+            keep_scene_negations(intent, lambda word: rules_out(word, contenders))
             scores = {r.card.id: r.total for r in ranking.candidates}
             said = intent.strengths[0].weight if intent.strengths else None
             result = self._finish(
@@ -318,6 +321,7 @@ class CheckIn:
                 session_id=session_id,
                 weight=state.weight,
                 negative=state.negative,
+                contenders=remaining,
             )
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
@@ -356,14 +360,17 @@ class CheckIn:
         now: dt.datetime,
         card: StoredCheckpoint | None,
         reading: tuple[Intent, Reference] | None = None,
+        contenders: list[StoredCheckpoint] = (),
     ) -> str:
         """What the first message asks to draw: without its selection phrases and the words that named
         ``card``, with the card's trigger put in. ``reading`` is the intent and the reference selection read in
-        ``query``, when they were just read (an answer to a question reads the first message again)."""
+        ``query``, when they were just read (an answer to a question reads the first message again, its negations
+        judged against ``contenders``, the checkpoints the question offered)."""
         if reading is not None:
             intent, reference = reading
         else:
             intent, reference = self._understand(query, now)
+            keep_scene_negations(intent, lambda word: rules_out(word, [*contenders, *([card] if card else [])]))
             if reference.words:
                 reference, _ = named_by(self.cache.index(), reference)
         if card is None:
@@ -385,11 +392,12 @@ class CheckIn:
         reading: tuple[Intent, Reference] | None = None,
         weight: float | None = None,
         negative: str = "",
+        contenders: list[StoredCheckpoint] = (),
     ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
             card = decision.chosen
-            prompt = self._prompt(query, now, card, reading)
+            prompt = self._prompt(query, now, card, reading, contenders)
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
@@ -591,6 +599,17 @@ class CheckIn:
 
 def _or_default(weight: float | None) -> float:
     return DEFAULT_WEIGHT if weight is None else weight
+
+
+# the candidates a negation is judged against: those within this share of the best score, at most this many
+CONTENDER_SHARE = 0.5
+MAX_CONTENDERS = 20
+
+
+def _contenders(ranking: Ranking) -> list[StoredCheckpoint]:
+    """The candidates still in the running, whose fields say whether a negated word was about them."""
+    best = ranking.candidates[0].total if ranking.candidates else 0.0
+    return [r.card for r in ranking.candidates[:MAX_CONTENDERS] if r.total >= CONTENDER_SHARE * best]
 
 
 def _alternatives(cards: list[StoredCheckpoint]) -> list[Alternative]:

@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from personalq.checkin.lexicon import STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
 from personalq.checkin.strength import Strength, read_strengths
@@ -128,9 +128,19 @@ _NEGATION = re.compile(
     r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
 )
+# where the person keeps the checkpoints: "in my collection", "from the repo" say nothing of the picture
+_COLLECTION_TALK = re.compile(
+    r"(?i)\b(?:in|from|of)\s+(?:my|the|your)\s+(?:collection|repo|repository|library|folder|models|loras)\b"
+)
+# words that make a negation one about files: "not the anime one", "no lora", "without the offset version"
+_MODEL_TALK = re.compile(r"(?i)\b(?:one|ones|model|models|version|versions|lora|loras|embedding|file|ti|locon)\b")
 _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
+# what may follow a "one" that stands for a checkpoint ("the one from april", "one i used"); before any other word
+# it counts or stands for what is drawn ("one attendant", "holding one leg", "a silver one drifting")
+_AFTER_ONE = "from|by|with|for|i|you|that|which|in|on|at|pls|please|lora|model|version|v\\d+"
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
-    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|one(?!\s+of\b)|ones|model|"
+    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|ones|model|"
+    r"one(?=\s*(?:$|[^\w\s]|\b(?:" + _AFTER_ONE + r")\b))|"
     r"models|checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
@@ -228,6 +238,9 @@ class Intent:
     version_words: frozenset[str] = frozenset()  # words said of a version: "the wood carving version"
     version_bare: bool = False  # a decimal without "v" ("namoridane 5.0"): a model's name may say it too
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
+    # where each was ruled out ("not the anime one"), and the word: a negation that rules out no candidate
+    # describes the picture ("a street without cars") and goes back into the prompt (see keep_scene_negations)
+    negations: list[tuple[tuple[int, int], str]] = field(default_factory=list)
     quantities: list[tuple[str, str]] = field(default_factory=list)  # "9MB", "64 dims", "8000 steps": (number, unit)
     numbered: list[tuple[str, str]] = field(default_factory=list)  # "oot-32": (name, number)
     base_models: list[str] = field(default_factory=list)  # "for 2.1", "the SD 1.5 one": sd-2.1, sd-1.5
@@ -308,6 +321,7 @@ def _read_talk(intent: Intent) -> None:
     them out, though their words still say which checkpoint."""
     for pattern in (_VERSION_TALK, _NEGATIVE_TALK):
         intent.talk_spans.extend(m.span() for m in pattern.finditer(intent.text))
+    intent.selection_spans.extend(m.span() for m in _COLLECTION_TALK.finditer(intent.text))
 
 
 _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
@@ -341,6 +355,17 @@ def _read_negations(intent: Intent) -> None:
             what = words[0]
         intent.excluded.append(canonical_style(what))
         intent.selection_spans.append(m.span())
+        aside = intent.text[: m.start()].rstrip().endswith("(")  # "(not star rail)": said of the checkpoint
+        if not _MODEL_TALK.search(m.group(0)) and not aside:  # so is "not the anime one"
+            intent.negations.append((m.span(), canonical_style(what)))
+
+
+def keep_scene_negations(intent: Intent, ruled_out: Callable[[str], bool]) -> None:
+    """Give the prompt back each negation whose word rules out no candidate (``ruled_out`` says which do): "a
+    street without cars", "except the whole family is robots" describe the picture, not the checkpoint."""
+    scene = {span for span, word in intent.negations if not ruled_out(word)}
+    intent.selection_spans = [span for span in intent.selection_spans if span not in scene]
+    intent.negations = [(span, word) for span, word in intent.negations if span not in scene]
 
 
 def _read_times(intent: Intent) -> None:
@@ -549,6 +574,14 @@ SLOT = SLOTS[0]
 SLOT_RANGE = re.compile("[\ue000-\ue00f]")
 
 
+_TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{_TRAILING_FOREIGN})\s*)+$")
+
+
+def _words_end(text: str, words: str) -> bool:
+    """Does ``text`` end with ``words`` (case and the punctuation after them aside)?"""
+    return bool(re.search(rf"(?i)\b{re.escape(words.strip())}[\s.!?,;:)]*$", text))
+
+
 def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Sequence[int] = ()) -> str:
     """The request with its selection phrases (and the ``naming`` spans: the words that named the
     checkpoints) removed: what the image should show. The cut that holds character ``slots[i]`` leaves
@@ -572,16 +605,17 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = _FILLER.sub(" ", text)
     text = _PROMPT_LABEL.sub(" ", text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
-    text = re.sub(r"\bmy\b", "the", re.sub(r"\bmost\s+", "", text, flags=re.I), flags=re.I)
+    text = re.sub(r"\bmost\s+", "", text, flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
-    # words left leading into nothing, in any language ("..., mit der", "... pakai")
-    text = re.sub(rf"(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{_TRAILING_FOREIGN})\s*)+$", "", text).strip(
-        " ,.;:-"
-    )
+    # words left leading into nothing, in any language ("..., mit der", "... pakai"); the person's own last words
+    # stay ("with the headlights on")
+    dangling = _TRAILING.search(text)
+    if dangling and not _words_end(intent.text, dangling.group(0)):
+        text = text[: dangling.start()].strip(" ,.;:-")
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""

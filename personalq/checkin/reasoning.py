@@ -124,6 +124,11 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
     return False
 
 
+def rules_out(word: str, cards: list[StoredCheckpoint]) -> bool:
+    """Does ruling out ``word`` rule out any of ``cards`` (in any field)?"""
+    return any(_excluded(card, {word}) for card in cards)
+
+
 def _word_tokens(word: str) -> set[str]:
     """What a word ruled out matches: a joined one ("ctile-16") whole, as its parts ("ctile") are its siblings'."""
     return {squash(word)} if re.search(r"[^\W_][-_][^\W_]", word) else field_tokens(word)
@@ -461,8 +466,9 @@ def _name_says(card: StoredCheckpoint, said: list) -> bool:
 
 
 def _triggered(card: StoredCheckpoint, word) -> bool:
-    """Is ``word`` one of the card's trained words ("balalaika" of the version that added her)?"""
-    return bool(card_fields(card)["trigger"].intersection(word.forms))
+    """Is ``word`` one of the card's trained words ("balalaika" of the version that added her)? Of a tag list only
+    the identity tag counts: "krul tepes, pink hair, red eyes" does not make "her hair" a name."""
+    return bool(set().union(*map(field_tokens, card.prompt_triggers)).intersection(word.forms))
 
 
 def _named_after(card: StoredCheckpoint, said: list) -> bool:
