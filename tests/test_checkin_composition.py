@@ -254,6 +254,8 @@ def test_names_listed_by_a_strength_or_a_plus_are_models(checkin, request_text, 
         # a connector typed with two letters swapped still lists the names
         ("lyra venn wiht the film grain lora, reading by a window", [("lyra", 1.0), ("grain", 1.0)]),
         ("lyra venn usign ink wash style, reading by a window", [("lyra", 1.0), ("inkwash", 1.0)]),
+        # a connector inside the words a kind word marks still stands between two names
+        ("lyra venn plus the film grain lora, reading by a window", [("lyra", 1.0), ("grain", 1.0)]),
         # a kind word with a colon lists names as tools paste them; a name may start a card's name ("MossPunkAI")
         (
             "loras: lyra venn, mosspunk, velvet maid dress. prompt: dancing around a bonfire",

@@ -136,6 +136,9 @@ def test_prompt_keeps_the_image_and_drops_the_selection():
     text = "frostnymph_xl on a snowy hill"  # "xl" names the card, but inside its trigger it stays
     assert prompt_text(parse(text), [(11, 13)]) == "a frostnymph_xl on a snowy hill"
     assert prompt_text(parse("my latest anime sketch")) == "anime sketch"
+    # where the person keeps the models is no part of the picture, but a LoRA of a library is a model's name
+    assert prompt_text(parse("my latest cat in my collection on a sofa")) == "a cat on a sofa"
+    assert prompt_text(parse("a girl in my library lora")) == "a girl in my library"
 
 
 def test_early_mid_and_late_narrow_a_month_to_a_third():

@@ -28,7 +28,7 @@ from personalq.repository.weighted import MAX_CHECKPOINTS
 MAX_LISTED = 3 * MAX_CHECKPOINTS  # names a request may list (some are the picture's) before it is refused unread
 
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
-_JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|[-_:])?\s*")
+_JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|x|plus|with|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
@@ -77,14 +77,20 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
     """The request's marked words split where a kind word, a comma or a connector stands between two names, and
     the names it lists beside them unmarked, in the request's order."""
     groups: list[set[int]] = []
+    after_connector = False
     for k in sorted(reference.phrase):
-        if groups:
+        start, end = reference.spans[k]
+        if _BETWEEN_NAMES.fullmatch(text[start:end]):  # "ema aizawa plus the bard fashion lora": a connector
+            after_connector = True  # read as a word of the phrase stands between two names
+            continue
+        if groups and not after_connector:
             previous = max(groups[-1])
-            between = text[reference.spans[previous][1] : reference.spans[k][0]]
+            between = text[reference.spans[previous][1] : start]
             if reference.spans[previous] != reference.spans[k] and not _BETWEEN_NAMES.search(between):
                 groups[-1].add(k)
                 continue
         groups.append({k})
+        after_connector = False
     groups += [set(names) for names in reference.listed]
     return sorted(groups, key=min)
 

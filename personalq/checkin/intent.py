@@ -130,7 +130,8 @@ _NEGATION = re.compile(
 )
 # where the person keeps the checkpoints: "in my collection", "from the repo" say nothing of the picture
 _COLLECTION_TALK = re.compile(
-    r"(?i)\b(?:in|from|of)\s+(?:my|the|your)\s+(?:collection|repo|repository|library|folder|models|loras)\b"
+    r"(?i)\b(?:in|from|of)\s+(?:my|the|your)\s+(?:collection|repo|repository|models|loras)\b"
+    r"(?!\s+(?:lora|style|model|embedding)\b)"
 )
 # words that make a negation one about files: "not the anime one", "no lora", "without the offset version"
 _MODEL_TALK = re.compile(r"(?i)\b(?:one|ones|model|models|version|versions|lora|loras|embedding|file|ti|locon)\b")
