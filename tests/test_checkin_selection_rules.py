@@ -621,3 +621,34 @@ def test_a_name_spelled_with_a_typo_is_spelled_and_its_words_scattered_are_not(s
     spelled = {r.card.id: r.spelled for r in ranking.candidates}
     assert spelled["star-moth"] and not spelled["quintet"]
     assert picked(checkin, "star mothlnig lora pls!! riding a unicorn over a castle") == ("selected", "star-moth")
+
+
+def test_a_trigger_written_whole_is_that_file_and_quality_tags_name_nothing(settings, tmp_path):
+    """A tag prompt pasted from the WebUI: its quality and framing tags ("masterpiece", "1girl") are the picture's,
+    though tag-list triggers list them too, and a trigger written whole with hyphens ("kdr-fira-ow") is that file's,
+    not three words whose initials spell another card's acronym ("KFO")."""
+    cards = [
+        dict(card_id="fira", name="KDR Fira (Overwatch)", triggers=["kdr-fira-ow"], tags=["character"]),
+        dict(card_id="lina", name="Lina of the Glade", triggers=["linaglade"], tags=["character"]),
+        dict(card_id="fira-lw", name="Fira from Lantern Wars", triggers=["fira_lw_v1"], tags=["character"]),
+        dict(card_id="kiri", name="Kiri (ow)", triggers=["kiri"], tags=["character"]),
+        *[dict(card_id=f"kdr-{w}", name=f"KDR Style {w}", triggers=[f"kdr-{w}"]) for w in ("neon", "mist", "ash")],
+        # the titles of a series written by its initials, the cards' tag lists opening with quality tags
+        *[
+            dict(
+                card_id=f"kfo-{who}",
+                name=f"{who.title()} (Kingdom Fell Over) KFO",
+                triggers=[f"masterpiece, best quality, 1girl, {who}"],
+                tags=["character"],
+            )
+            for who in ("ayla", "brin", "cora")
+        ],
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    request = "kdr-fira-ow, cowboy hat, desert saloon at noon"
+    ranking = retrieve(checkin.cache, *checkin._understand(request, NOW))
+    assert all(r.coverage < 0.5 for r in ranking.candidates if r.card.id.startswith("kfo"))
+    assert picked(checkin, request) == ("selected", "fira")
+    result = checkin.ask("(masterpiece:1.2), best quality, 1girl, linaglade, colosseum, sword, sunset", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "lina")
+    assert result.prompt == "(masterpiece:1.2), best quality, 1girl, linaglade, colosseum, sword, sunset"

@@ -43,6 +43,7 @@ from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.strength import STRENGTH_KEY
 from personalq.checkin.tokens import words
+from personalq.repository.card import GENERIC_TAGS
 from personalq.repository.service import Repository, StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
 
@@ -53,6 +54,22 @@ _CHUNK = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 # a run that reads as a file's own name rather than a word: joined parts, digits or inner capitals ("wcat8-v1-2000",
 # "oot64", "DaveSpaceFour")
 _IDENTIFIER = re.compile(r"[^\W_][-_.][^\W_]|\d|[a-z][A-Z]")
+
+
+# one item of a tag prompt, WebUI emphasis aside: "(masterpiece:1.2)" is "masterpiece"
+_TAG_ITEM = re.compile(r"[^,]+")
+_EMPHASIS = re.compile(r"^[\s(\[{]*(?P<tag>[^():\[\]{}]*?)(?::\s*[\d.]+)?[\s)\]}]*$")
+
+
+def _boilerplate(text: str) -> list[tuple[int, int]]:
+    """The items of a pasted tag prompt that only ask for quality or a plain framing ("masterpiece", "best quality",
+    "1girl"): the picture's, never a model's name, though a tag-list trigger may list them."""
+    found = []
+    for item in _TAG_ITEM.finditer(text):
+        m = _EMPHASIS.match(item.group())
+        if m and GENERIC_TAGS.match(" ".join(m.group("tag").split())):
+            found.append(item.span())
+    return found
 
 
 class Alternative(BaseModel):
@@ -222,11 +239,13 @@ class CheckIn:
         files = [
             m.span() for m in _CHUNK.finditer(text) if _IDENTIFIER.search(m.group()) and index.spells_file(m.group())
         ]
+        boilerplate = _boilerplate(text)
+        files = [span for span in files if not overlaps(span, boilerplate)]
         intent = parse_intent(text, now, files=files)
         excluded = {w for phrase in intent.excluded for w in words(phrase)}
         return intent, read_reference(
             text,
-            intent.selection_spans,
+            [*intent.selection_spans, *boilerplate],
             excluded,
             intent.style_spans,
             intent.version_span,

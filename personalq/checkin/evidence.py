@@ -427,7 +427,9 @@ class SelectionIndex:
             for i in range(len(query) - length + 1):
                 group = query[i : i + length]
                 in_name = not phrase or set(range(i, i + length)) <= phrase  # "dr slump → running" is no "DSR"
-                if in_name and group[-1].position - group[0].position == length - 1:
+                # words that write a file's name whole are that name: "sxz-ashe-ow" spells no "SAO"
+                in_file = any(start <= i and i + length <= end for start, end, _ in files)
+                if in_name and not in_file and group[-1].position - group[0].position == length - 1:
                     said = titles.of_words([w.forms[0] for w in group])
                     if said in self._acronyms:
                         shortened[len(spans)] = self._acronyms[said]

@@ -78,9 +78,11 @@ def derive_subjects(name: str, tags: list[str], description: str) -> list[str]:
 
 _WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|hypernet|embedding):(?P<name>[^:>]*)[^>]*>", re.I)
 _WEBUI_ESCAPE = re.compile(r"\\([()\[\]{}:])")
-# booru tags that say what the training images showed, not who: never the identity of a tag list
-_GENERIC_TAGS = re.compile(
+# booru tags that say what the training images showed, or how good a picture should be, not who: never the identity
+# of a tag list, and in a request never a model's name ("masterpiece, best quality, 1girl, rebeccaop, ...")
+GENERIC_TAGS = re.compile(
     r"^(?:\d+\+?(?:girls?|boys?|others?)|solo|solo focus|masterpiece|best quality|high quality|highres|absurdres|"
+    r"(?:ultra|extremely|highly)[ -]detailed|[48]k|official art|"
     r"looking at viewer|simple background|white background|upper body|full body|portrait|smile|open mouth)$",
     re.I,
 )
@@ -99,7 +101,7 @@ def prompt_trigger(trained: str) -> str:
         text = tag.group("name").replace("_", " ")
     tags = [" ".join(tag.split()) for tag in text.split(",")]
     tags = [tag for tag in tags if tag]
-    return next((tag for tag in tags if not _GENERIC_TAGS.match(tag)), tags[0] if tags else "")
+    return next((tag for tag in tags if not GENERIC_TAGS.match(tag)), tags[0] if tags else "")
 
 
 class Card(BaseModel):
