@@ -108,6 +108,15 @@ def checkin(tmp_path_factory):
         ("vessa, a street without cars, the v2 one", "vessa", "vessaq, a street without cars"),
         ("mirelle (not vessa), dancing in a ballroom", "mirelle", "mirelle, dancing in a ballroom"),
         ("zenith harbor v2 from my collection, fishing boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
+        # a word after a version number that is not the version's label is the picture's
+        ("zenith harbor v2 lighthouse", "harbor-2", "a zharbor lighthouse"),
+        # a sentence of chat around the model's name says nothing of the picture
+        (
+            "ok so i have this idea. a fox in the snow at dusk. i think the glimmer style lora would work. the v2 one",
+            "glimmer",
+            "a fox in the snow at dusk. glimmer (style)",
+        ),
+        ("a fox in the snow. vessa, i guess. that's it", "vessa", "a fox in the snow. vessaq"),
         # the writer's own slot mark typed into a request is only a space
         ("zenith harbor v2, fishing \ue000boats at dawn", "harbor-2", "zharbor, fishing boats at dawn"),
     ],

@@ -575,6 +575,32 @@ SLOT = SLOTS[0]
 SLOT_RANGE = re.compile("[\ue000-\ue00f]")
 
 
+# words a sentence of chat is made of ("i think the <lora> would fit.", "ok so i have this idea."): a sentence of
+# nothing else says nothing of the picture
+_CHAT_WORDS = frozenset(
+    "i i'm im me my we us you u it it's this that that's these the a an so ok okay yeah yes well um uh hmm and then "
+    "also just all "
+    "think guess reckon suppose believe feel thought thinking have had got idea would will should could might must "
+    "fit fits work works do does be is was good great perfect best nice fine cool right here there maybe probably "
+    "definitely want wanted like love prefer go going let's lets try with for use using one".split()
+)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def _without_chat(text: str) -> str:
+    """``text`` without its sentences of chat; one that held where a model was named keeps only that mark."""
+    kept = []
+    for sentence in _SENTENCE.findall(text):
+        said = re.findall(r"[^\W\d_][\w'’]*", SLOT_RANGE.sub(" ", sentence).lower())
+        if said and all(w in _CHAT_WORDS for w in said) and len(_SENTENCE.findall(text)) > 1:
+            marks = "".join(SLOT_RANGE.findall(sentence))
+            if marks:
+                kept.append(f" {marks}.")
+            continue
+        kept.append(sentence)
+    return "".join(kept)
+
+
 _TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{_TRAILING_FOREIGN})\s*)+$")
 
 
@@ -605,12 +631,14 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
     text = _PROMPT_LABEL.sub(" ", text)
+    text = _without_chat(text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmost\s+", "", text, flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
+    text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
     # words left leading into nothing, in any language ("..., mit der", "... pakai"); the person's own last words
     # stay ("with the headlights on")
@@ -624,7 +652,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     if (
         text
         and not SLOT_RANGE.match(text)
-        and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+)\b", text)
+        and not re.match(r"(?i)^(?:a|an|the|some|two|three|\d+|there|it|she|he|they|his|her|their|this|that)\b", text)
         and names_thing
         and first not in intent.styles
     ):

@@ -196,6 +196,7 @@ class Reference:
     # <lora:...>"): another model's name only where a card is called by it (composition)
     listed: list[set[int]] = field(default_factory=list)
     text: str = ""  # the request read
+    label_tail: set[int] = field(default_factory=set)  # words after a version number read as its label ("V9 paint")
 
     def written(self, positions: set[int]) -> str:
         """The words at ``positions`` as the request wrote them ("芙宁娜", not its pairs "芙宁 宁娜")."""
@@ -404,8 +405,9 @@ def read_reference(
                 makers.update(_joined_runs(text, runs, i))  # "h_madoka's": the whole handle made it
     if version is None and base is not None and not any(KIND_WORDS.intersection(f) for _, _, f in tokenized):
         version = base
+    label_runs: set[int] = set()
     if version is not None:
-        _version_phrase(text, runs, lowered, version, phrase)
+        label_runs = _version_phrase(text, runs, lowered, version, phrase)
     phrase = {i for i in phrase if lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS}
     asking = 0  # "gimme the sitting yoga pose lora", "can u pull up the ... embedding": the asking names nothing
     while asking < len(runs) and (lowered[asking] in _ASKING or lowered[asking] in _PHRASE_STOPS):
@@ -461,6 +463,7 @@ def read_reference(
             named_runs.insert(0, opening)
     listed = [found for runs_ in named_runs if (found := {k for i in runs_ for k in run_to_words.get(i, ())})]
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
+    label_tail = {k for i in label_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
     phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
     maker_words = [  # each handle whole, as written and squashed ("h_madoka", "hmadoka")
@@ -488,6 +491,7 @@ def read_reference(
         series=series,
         listed=listed,
         text=unicodedata.normalize("NFKC", text),  # what the spans index
+        label_tail=label_tail,
     )
 
 
@@ -773,7 +777,10 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     spans_ = list(reference.phrase_spans)
     clauses = {reference.clauses[k] for k in reference.phrase}
     label = str(card.version or "")
+    labelled = fields["version"] | fields["name"] | fields["trigger"]
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
+        if k in reference.label_tail and not labelled.intersection(word.forms):
+            continue  # read as the version's label, but not the chosen one's: "steampunk clothing v2 inventor"
         if k in reference.phrase or (not is_unspaced(word.forms[0]) and naming.intersection(word.forms)):
             spans_.append(span)
         elif reference.clauses[k] in clauses and len(word.forms[0]) >= 2 and labels_number(label, word.forms[0]):
@@ -859,9 +866,9 @@ def _is_verb(lowered: list[str], i: int) -> bool:
 _VERSION_NOUNS = frozenset("version versão versao versión versione versi версия версии версию".split())
 
 
-def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[int, int], phrase: set[int]) -> None:
+def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[int, int], phrase: set[int]) -> set[int]:
     """The words a version number belongs to: back to the clause's start ("command and conquer NOD v2"),
-    and a clause tail of at most ``LABEL_TAIL`` words after it ("V9 paint", "v3.0-ming")."""
+    and a clause tail of at most ``LABEL_TAIL`` words after it ("V9 paint", "v3.0-ming"), which it returns."""
     start, end = version
     before = [i for i, run in enumerate(runs) if run[1] <= start]
     if before and lowered[before[-1]] not in KIND_WORDS and not _BOUNDARY.search(text[runs[before[-1]][1] : start]):
@@ -877,7 +884,7 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
             j -= 1
     after = [i for i, run in enumerate(runs) if run[0] >= end]
     if not after:
-        return
+        return set()
     tail: list[int] = []
     closes = True  # the tail runs to the end of the text or of its clause
     for i in after:
@@ -891,6 +898,8 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
     length = sum(len(runs[i][2]) if is_unspaced(runs[i][2][0]) else 1 for i in tail)
     if tail and ((closes and length <= LABEL_TAIL) or text[end : runs[tail[0]][0]] in ("-", "_")):
         phrase.update(tail[:LABEL_TAIL])
+        return set(tail[:LABEL_TAIL])
+    return set()
 
 
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:
