@@ -283,3 +283,12 @@ def test_a_name_in_title_case_after_in_is_a_model_and_a_place_is_not(checkin):
     assert _set(result) == [("lyra", 1.0), ("maid", 1.0)]
     result = checkin.ask("lyra venn in a neon city at night", NOW)
     assert _set(result) == [("lyra", 1.0)]
+
+
+def test_a_models_whole_name_after_the_names_it_and_a_plain_phrase_does_not(checkin):
+    # "the" before a model's whole name points at the model, a kind word or not
+    result = checkin.ask("lyra venn wearing the velvet maid dress, serving tea in a parlor", NOW)
+    assert _set(result) == [("lyra", 1.0), ("maid", 1.0)]
+    assert result.prompt == "a lyravenn wearing the velvetmaid, serving tea in a parlor"
+    # the same words without the article are the picture
+    assert _set(checkin.ask("lyra venn in a velvet maid dress, serving tea in a parlor", NOW)) == [("lyra", 1.0)]

@@ -251,6 +251,7 @@ class CheckIn:
             intent.version_span,
             intent.base_span,
             names=index.names,
+            spells=index.spells_name,
             creators=index.is_creator,
             only_creators=index.only_creator,
             files=files,

@@ -391,6 +391,11 @@ class SelectionIndex:
         forms = {squash(word)} if "_" in word else field_tokens(word)  # a handle is one word: "h_madoka"
         return bool(forms & self._creators) and not forms & self._titles
 
+    def spells_name(self, text: str) -> bool:
+        """Is ``text`` some model's whole name, or a title inside few models' names, written out?"""
+        whole = squash(text)
+        return any(i >= 0 for i in self._mentions.get(whole, ())) or whole in self._inner_titles
+
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
         return squash(text) in self._files

@@ -266,6 +266,7 @@ def read_reference(
     creators: Callable[[str], bool] = lambda word: True,
     only_creators: Callable[[str], bool] = lambda word: False,
     strengths: list[tuple[int, int]] = (),
+    spells: Callable[[str], bool] = lambda text: False,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
@@ -277,7 +278,8 @@ def read_reference(
     ``only_creators`` knows as a creator and as nothing else is a maker the model must have, not part of its name.
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
-    say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name."""
+    say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name; ``spells``
+    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing")."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -456,10 +458,15 @@ def read_reference(
     named_runs = _labelled_list(text, runs, lowered) or _listed(
         text, runs, lowered, phrase | markers | makers, strengths
     )
-    if phrase:  # "ritsuko akagi in a lab coat, <lora:...>": the name a request opens with, before its scene
+    taken = phrase | markers | makers | set().union(*named_runs)
+    definite = _definite_names(text, runs, lowered, spells, taken)
+    named_runs += definite
+    # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
+    # request opens with, before its scene, beside a model it marks or names whole
+    if phrase or definite:
         opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
-        if named and not opening & phrase and not any(opening & runs_ for runs_ in named_runs):
+        if named and not opening & (phrase | markers) and not any(opening & runs_ for runs_ in named_runs):
             named_runs.insert(0, opening)
     listed = [found for runs_ in named_runs if (found := {k for i in runs_ for k in run_to_words.get(i, ())})]
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
@@ -665,6 +672,34 @@ def _labelled_list(text: str, runs: list, lowered: list[str]) -> list[set[int]]:
                     names[-1].add(j)
             return [found for found in names if found] if len(names) >= 2 else []
     return []
+
+
+DEFINITE_NAME_WORDS = (2, 4)  # how many words a name said after "the" may have, fewest and most
+
+
+def _definite_names(
+    text: str, runs: list, lowered: list[str], spells: Callable[[str], bool], taken: set[int]
+) -> list[set[int]]:
+    """Whole model names of two words or more said after "the" in one clause ("wearing the pink nurse uniform", "in
+    the Sin Red Dress"): the article points at a thing the person has, a model named as surely as by a kind word.
+    The longest name at each "the" counts."""
+    found: list[set[int]] = []
+    fewest, most = DEFINITE_NAME_WORDS
+    i = 0
+    while i < len(runs):
+        if lowered[i] != "the":
+            i += 1
+            continue
+        for length in range(most, fewest - 1, -1):
+            group = range(i + 1, i + 1 + length)
+            if group.stop > len(runs) or taken.intersection(group) or any(_break(text, runs, j) for j in group[1:]):
+                continue
+            if spells(text[runs[group.start][0] : runs[group.stop - 1][1]]):
+                found.append(set(group))
+                i = group.stop - 1
+                break
+        i += 1
+    return found
 
 
 def _parted(gap: str) -> bool:
