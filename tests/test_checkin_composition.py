@@ -292,3 +292,11 @@ def test_a_models_whole_name_after_the_names_it_and_a_plain_phrase_does_not(chec
     assert result.prompt == "a lyravenn wearing the velvetmaid, serving tea in a parlor"
     # the same words without the article are the picture
     assert _set(checkin.ask("lyra venn in a velvet maid dress, serving tea in a parlor", NOW)) == [("lyra", 1.0)]
+
+
+def test_a_name_opening_the_prompt_after_a_webui_tag_is_another_model(checkin):
+    # one tag is read where it stands; the name the rest opens with is a model of its own when a card is called so
+    result = checkin.ask("<lora:Ink Wash Style:0.6> lyra venn reading by a window", NOW)
+    assert sorted(_set(result)) == [("inkwash", 0.6), ("lyra", 1.0)]
+    # a picture that opens with a plain noun adds nothing
+    assert _set(checkin.ask("<lora:Ink Wash Style:0.6> a fox reading by a window", NOW)) == [("inkwash", 0.6)]

@@ -233,8 +233,9 @@ class CheckIn:
         self.cache = CardCache(repository)
         self.store = SessionStore(repository)
 
-    def _understand(self, text: str, now: dt.datetime) -> tuple[Intent, Reference]:
-        """The intent record (constraints) and the reference words (evidence) of one message."""
+    def _understand(self, text: str, now: dt.datetime, tagged: bool = False) -> tuple[Intent, Reference]:
+        """The intent record (constraints) and the reference words (evidence) of one message; ``tagged`` when the
+        message named a model by a WebUI tag too (the name it opens with may then be another model's)."""
         index = self.cache.index()
         files = [
             m.span() for m in _CHUNK.finditer(text) if _IDENTIFIER.search(m.group()) and index.spells_file(m.group())
@@ -252,6 +253,7 @@ class CheckIn:
             intent.base_span,
             names=index.names,
             spells=index.spells_name,
+            beside_tags=tagged,
             creators=index.is_creator,
             only_creators=index.only_creator,
             files=files,
@@ -265,6 +267,7 @@ class CheckIn:
             raise InvalidRequest(
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
             )
+        named_by_tag = bool(_WEBUI_NETWORK.search(query))
         query, tags = network_tags(query)
         if len(tags) > MAX_CHECKPOINTS:
             raise InvalidRequest(
@@ -273,7 +276,7 @@ class CheckIn:
         query = origin_first(re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,"))
         now = now or dt.datetime.now()
         self.cache.refresh()
-        intent, reference = self._understand(query, now)
+        intent, reference = self._understand(query, now, tagged=named_by_tag)
         tagged = [self._tag_part(name, weight, now) for name, weight in tags]
         composition = compose(self.cache, intent, reference, self._decide, tagged)
         if composition is not None:

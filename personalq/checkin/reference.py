@@ -267,6 +267,7 @@ def read_reference(
     only_creators: Callable[[str], bool] = lambda word: False,
     strengths: list[tuple[int, int]] = (),
     spells: Callable[[str], bool] = lambda text: False,
+    beside_tags: bool = False,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
     the intent record handles), with their reference phrases. Words of a style phrase (``styles``: "oil
@@ -279,7 +280,8 @@ def read_reference(
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
     say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name; ``spells``
-    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing")."""
+    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"); ``beside_tags``
+    when the request named a model by a WebUI tag too."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -462,9 +464,14 @@ def read_reference(
     definite = _definite_names(text, runs, lowered, spells, taken)
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
-    # request opens with, before its scene, beside a model it marks or names whole
-    if phrase or definite:
+    # request opens with, before its scene, beside a model it marks, tags or names whole
+    if phrase or definite or beside_tags:
         opening = set().union(*_head(text, runs, lowered, boundary_between, names)) - markers - makers
+        if beside_tags and opening & phrase:  # "<lora:...> cassandra alexandra as a technical drawing": the tag's
+            model_end = max(opening & phrase)  # clause is the tagged model's, the next one opens with the name
+            later = next((j for j in range(model_end + 1, len(runs)) if _break(text, runs, j)), None)
+            if later is not None:
+                opening = set().union(*_head(text, runs, lowered, boundary_between, names, later)) - markers - makers
         named = {i for i in opening if lowered[i] not in ROLE_NOUNS}  # "woman playing guzheng" names no one
         if named and not opening & (phrase | markers) and not any(opening & runs_ for runs_ in named_runs):
             named_runs.insert(0, opening)
@@ -720,9 +727,11 @@ def _head(
     lowered: list[str],
     boundary_between: Callable[[int, int], bool],
     names: Callable[[str], bool] = lambda word: False,
+    start: int = 0,
 ) -> tuple[set[int], set[int]]:
-    """The runs of the noun phrase a request opens with, up to where the scene begins, and those of the series
-    after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the rock")."""
+    """The runs of the noun phrase a request opens with (at run ``start``), up to where the scene begins, and those
+    of the series after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the
+    rock")."""
 
     def run_until_scene(start: int, title: bool = False) -> list[int]:
         """The runs from ``start`` to where the scene opens; a ``title``'s first word opens nothing ("from breaking
@@ -748,7 +757,7 @@ def _head(
             j += 1
         return taken
 
-    i = 0
+    i = start
     while i < len(runs) and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING) and lowered[i] not in _ORIGIN:
         # "a violinist in front of ...": the picture comes first, not a name; but "a genshin character" is a role
         if lowered[i] in _INDEFINITE and not _ends_in_anyone(run_until_scene(i + 1), lowered):
