@@ -300,3 +300,12 @@ def test_a_name_opening_the_prompt_after_a_webui_tag_is_another_model(checkin):
     assert sorted(_set(result)) == [("inkwash", 0.6), ("lyra", 1.0)]
     # a picture that opens with a plain noun adds nothing
     assert _set(checkin.ask("<lora:Ink Wash Style:0.6> a fox reading by a window", NOW)) == [("inkwash", 0.6)]
+
+
+def test_a_name_given_as_the_background_is_a_model(checkin):
+    # "as the background" marks the name before it as a kind word does; "as the background character" is the picture
+    result = checkin.ask("lyra venn waving at a passing train, with neon city as the backdrop", NOW)
+    assert result.status == "clarify" and result.question.startswith("For neon city:")  # its two versions
+    answered = checkin.answer(result.session, "v2")
+    assert _set(answered) == [("lyra", 1.0), ("neon-2", 1.0)] and "backdrop" not in answered.prompt
+    assert _set(checkin.ask("lyra venn dressed as the background character in a play", NOW)) == [("lyra", 1.0)]

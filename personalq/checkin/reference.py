@@ -342,8 +342,21 @@ def read_reference(
         if k > j + 1:
             markers.update(range(j, k))
 
+    def as_setting(i: int) -> list[int]:
+        """The runs of "as the background" from run ``i`` ("sarrow as the background", "with syfyeye1 as the
+        backdrop"): a role given to the name before it, which marks it as a kind word does; none otherwise."""
+        if lowered[i] != "as" or i == 0:
+            return []
+        j = i + 1 + (i + 1 < len(runs) and lowered[i + 1] in _DETERMINERS)
+        if j >= len(runs) or lowered[j] not in _SETTINGS or any(boundary_between(k, k + 1) for k in range(i - 1, j)):
+            return []
+        ends = j + 1 == len(runs) or boundary_between(j, j + 1) or lowered[j + 1] in _PHRASE_STOPS
+        return list(range(i, j + 1)) if ends else []  # "as the background character" is someone in the picture
+
     for i, word in enumerate(lowered):
-        if word in KIND_WORDS:
+        if word in KIND_WORDS or (setting := as_setting(i)):
+            if word not in KIND_WORDS:
+                markers.update(setting)
             kinds += 1
             before = set(phrase)
             j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
@@ -707,6 +720,10 @@ def _definite_names(
                 break
         i += 1
     return found
+
+
+# what a model may be given as in a picture ("... as the background"): the words before are its name
+_SETTINGS = frozenset("background backdrop bg backgrounds setting scenery".split())
 
 
 def _parted(gap: str) -> bool:
