@@ -5,7 +5,7 @@ scene words never add a checkpoint; bases that cannot mix are refused with both 
 import datetime as dt
 
 import pytest
-from factories import write_card
+from factories import checkin_among_many, write_card
 
 from personalq.checkin.agent import CheckIn, InvalidRequest
 from personalq.repository.service import Repository
@@ -309,3 +309,25 @@ def test_a_name_given_as_the_background_is_a_model(checkin):
     answered = checkin.answer(result.session, "v2")
     assert _set(answered) == [("lyra", 1.0), ("neon-2", 1.0)] and "backdrop" not in answered.prompt
     assert _set(checkin.ask("lyra venn dressed as the background character in a play", NOW)) == [("lyra", 1.0)]
+
+
+def test_with_before_a_file_like_or_rare_whole_name_lists_a_model(settings, tmp_path):
+    cards = [
+        dict(card_id="fumi", name="Fumi Arata | Build Tales", tags=["character"], triggers=["fumiarata"]),
+        dict(card_id="puppet", name="Mood-Marionette-LoRA", tags=["concept"], triggers=["moodmarionette"]),
+        dict(card_id="morph", name="Quartzwire - World Morph", tags=["style"], triggers=["quartzwire"]),
+        dict(card_id="wings", name="Butterfly Wings", tags=["concept"], triggers=["bfwings"]),
+        dict(card_id="lilo", name="Lilo Marsh", tags=["character"], triggers=["lilomarsh"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    def chosen(text: str) -> list[str]:
+        return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
+
+    # "w/" is "with"; a hyphen-joined name is a file's
+    assert chosen("fumi arata w/ mood-marionette, furious, shouting") == ["fumi", "puppet"]
+    # a whole name with a word few cards have is a model's; common words are the picture
+    result = checkin.ask("fumi arata with quartzwire world morph, posing with a model kit on a workbench", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["fumi", "morph"]
+    assert "a model kit on a workbench" in result.prompt
+    assert chosen("lilo marsh with butterfly wings on a beach") == ["lilo"]

@@ -211,11 +211,15 @@ _CONNECTOR_TYPOS.pop("suing")
 _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
 
 
+_WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
+
+
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
     text = _TITLE_PERIOD.sub(r"\1", text)
     text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
+    text = _WITH_SHORT.sub("with", text)  # "rita w/ emotion-puppeteer": the connector written short
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
@@ -253,6 +257,7 @@ class CheckIn:
             intent.base_span,
             names=index.names,
             spells=index.spells_name,
+            spells_rare=index.spells_rare_name,
             beside_tags=tagged,
             creators=index.is_creator,
             only_creators=index.only_creator,

@@ -55,6 +55,7 @@ MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
 MISSPELT_STARTS = 8  # phrase words a misspelt name may start at: a name is said early, and each is a fuzzy search
 SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
+RARE_NAME_WORD = 0.5  # of the rarest word's idf: a word of a name this rare is no common word of a picture
 INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
 # name ("yunyun" made other models than Yunyun) covers
@@ -395,6 +396,12 @@ class SelectionIndex:
         """Is ``text`` some model's whole name, or a title inside few models' names, written out?"""
         whole = squash(text)
         return any(i >= 0 for i in self._mentions.get(whole, ())) or whole in self._inner_titles
+
+    def spells_rare_name(self, text: str) -> bool:
+        """Does ``text`` spell a model's whole name (see :meth:`spells_name`) with a word few cards have ("glasstech
+        world morph", not "butterfly wings"): a name, never the picture's words?"""
+        rare = RARE_NAME_WORD * self.max_idf
+        return self.spells_name(text) and any(self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text))
 
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""

@@ -140,9 +140,11 @@ _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pak
 # it counts or stands for what is drawn ("one attendant", "holding one leg", "a silver one drifting")
 _AFTER_ONE = "from|by|with|for|i|you|that|which|in|on|at|pls|please|lora|model|version|v\\d+"
 _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" says "embedding" between Chinese words
-    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|ones|model|"
+    r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|ones|"
     r"one(?=\s*(?:$|[^\w\s]|\b(?:" + _AFTER_ONE + r")\b))|"
-    r"models|checkpoint|checkpoints|"
+    # "model" where it stands for the checkpoint, not before what it is a model of ("a model kit", "model train")
+    r"models?(?!\s+(?:kit|kits|train|trains|ship|ships|car|cars|plane|planes|figure|figures|of)\b)|"
+    r"checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
     r"s'il (?:te|vous) pla[iî]t|svp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"

@@ -267,6 +267,7 @@ def read_reference(
     only_creators: Callable[[str], bool] = lambda word: False,
     strengths: list[tuple[int, int]] = (),
     spells: Callable[[str], bool] = lambda text: False,
+    spells_rare: Callable[[str], bool] = lambda text: False,
     beside_tags: bool = False,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
@@ -280,7 +281,8 @@ def read_reference(
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
     say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name; ``spells``
-    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"); ``beside_tags``
+    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"), ``spells_rare``
+    one with a word few cards have ("with glasstech world morph", not "with butterfly wings"); ``beside_tags``
     when the request named a model by a WebUI tag too."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
@@ -471,7 +473,7 @@ def read_reference(
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
     named_runs = _labelled_list(text, runs, lowered) or _listed(
-        text, runs, lowered, phrase | markers | makers, strengths
+        text, runs, lowered, phrase | markers | makers, strengths, spells_rare
     )
     taken = phrase | markers | makers | set().union(*named_runs)
     definite = _definite_names(text, runs, lowered, spells, taken)
@@ -554,14 +556,20 @@ _FILE_LIKE = re.compile(r"[^\W_][_-][^\W_]|\d|[a-z][A-Z]")  # joined parts, digi
 
 
 def _listed(
-    text: str, runs: list, lowered: list[str], marked: set[int], strengths: list[tuple[int, int]] = ()
+    text: str,
+    runs: list,
+    lowered: list[str],
+    marked: set[int],
+    strengths: list[tuple[int, int]] = (),
+    spells_rare: Callable[[str], bool] = lambda text: False,
 ) -> list[set[int]]:
     """The names a request lists beside the ones it marks, before its picture: "malenia" of "malenia with the
     claymation lora", "tatsumaki + my stained glass lora", both of "kcutetanks and cosmic landscapes, a tank ...".
     Each starts after a connector and runs to the next one, "from" and its series included ("freya from danmachi
     with the mononoke lora"); the list ends where the scene begins ("fox statue at a shrine gate, swingwings shrine
     lora": the statue is the picture). A request that marks no name lists with "and" only, in its first clause,
-    and "with" only before a file's name ("malenia with epi_noiseoffset"; "lilo with butterfly wings" is Lilo). A
+    and "with" only before a file's name ("malenia with epi_noiseoffset") or a model's whole name with a rare word
+    ("fumina with glasstech world morph"; "lilo with butterfly wings" is Lilo). A
     name given a strength is a model's, wherever it stands ("maki with bubble drip at 60 percent", "..., hairdetailer
     0.4"), and a word in -ing that ends a name listed after "+" before a comma is that name's ("+ better portrait
     lighting, close-up"). Words in a script written without spaces are left to the marked phrase."""
@@ -571,8 +579,8 @@ def _listed(
     breaks = [i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)] + [len(runs)]
     end = len(runs) if kinds else breaks[0]
 
-    def file_name(j: int) -> bool:  # "epi_noiseoffset", "kohaku-XL", "lora4cats": a file's name, not a word
-        return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 1]))
+    def file_name(j: int) -> bool:  # "epi_noiseoffset", "emotion-puppeteer", "lora4cats": a file's name, not a word
+        return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 2]))
 
     last_kind = max(kinds, default=-1)
 
@@ -604,6 +612,13 @@ def _listed(
             j += 1
         return False
 
+    def rare_name_at(j: int) -> bool:  # runs from j spell a model's whole name with a rare word, in one clause
+        for last in range(min(j + DEFINITE_NAME_WORDS[1], end), j, -1):
+            if not any(_parted(text[runs[k - 1][1] : runs[k][0]]) for k in range(j + 1, last)):
+                if spells_rare(text[runs[j][0] : runs[last - 1][1]]):
+                    return True
+        return False
+
     def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a clause break, a kind word
         if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
             return True
@@ -616,6 +631,7 @@ def _listed(
                 file_name(j + 1)
                 or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
                 or named_to_strength(j + 1)
+                or rare_name_at(j + 1 + (j + 1 < len(runs) and lowered[j + 1] in _DETERMINERS))
             )
         return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
 
