@@ -652,3 +652,21 @@ def test_a_trigger_written_whole_is_that_file_and_quality_tags_name_nothing(sett
     result = checkin.ask("(masterpiece:1.2), best quality, 1girl, linaglade, colosseum, sword, sunset", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "lina")
     assert result.prompt == "(masterpiece:1.2), best quality, 1girl, linaglade, colosseum, sword, sunset"
+
+
+def test_a_link_to_a_models_page_names_that_model_and_its_version(settings, tmp_path):
+    cards = [
+        dict(card_id="civitai-501", name="Quill Fashion v1.0", version="v1.0", family="civitai-77-quill-fashion"),
+        dict(card_id="civitai-502", name="Quill Fashion v2.0", version="v2.0", family="civitai-77-quill-fashion"),
+        dict(card_id="civitai-601", name="Frost - Tale of Ice - Character LORA", family="civitai-88-frost-tale"),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    # the version the link says, or a question between the model's versions when it says none
+    link = "https://civitai.com/models/77/quill-fashion?modelVersionId=501"
+    assert picked(checkin, f"{link} a bard playing a lute") == ("selected", "civitai-501")
+    assert picked(checkin, "civitai.com/models/77 a bard playing a lute")[0] == "clarify"
+    result = checkin.ask("civitai.com/models/88/frost-tale sipping tea on a glacier", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "civitai-601")
+    assert "civitai" not in result.prompt and "sipping tea on a glacier" in result.prompt
+    # a model the repository lacks is an honest no match
+    assert picked(checkin, "https://civitai.com/models/99 a cat")[0] == "no_match"

@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
 from personalq.checkin.composition import Composition, Part, compose, span_of
+from personalq.checkin.evidence import model_name
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
@@ -30,6 +31,7 @@ from personalq.checkin.intent import (
 )
 from personalq.checkin.reasoning import Decision, decide, narrow, rank, rules_out
 from personalq.checkin.reference import (
+    KIND_WORDS,
     Reference,
     name_position,
     naming_spans,
@@ -145,6 +147,41 @@ def _network(tag: re.Match) -> str:
     weight = (tag.group("weight") or "").strip()
     strength = f" at {float(weight):.2f}" if re.fullmatch(r"-?\d*\.?\d+", weight) else ""
     return f", {name} lora{strength}, "
+
+
+# a link to a model's page ("https://civitai.com/models/13813/bard-fashion?modelVersionId=16263")
+_CIVITAI_LINK = re.compile(
+    r"(?i)(?:https?://)?(?:www\.)?civitai\.com/models/(?P<model>\d+)[^\s?#,]*(?:\?[^\s#,]*?modelVersionId=(?P<version>\d+))?"
+    r"[^\s,]*"
+)
+_FAMILY_MODEL = re.compile(r"^civitai-(\d+)-")
+
+
+def _plain(name: str) -> str:
+    """A card's name as one run of words: no punctuation to end a clause, no kind word to end a phrase."""
+    said = re.sub(r"[^\w\s.]|_", " ", name).split()
+    return " ".join(w for w in said if w.lower() not in KIND_WORDS)
+
+
+def linked_models(text: str, cards: list[StoredCheckpoint]) -> str:
+    """Each Civitai link read in place as the name of what it links to ("NAME VERSION lora"), so the link selects
+    the model (and the version, when it says one) and leaves the picture; a model the repository lacks is named by
+    its number, which no card is called by."""
+    if "civitai.com" not in text.lower():
+        return text
+
+    def named(link: re.Match) -> str:
+        version = link.group("version")
+        by_version = [c for c in cards if version and c.id == f"civitai-{version}"]
+        model = link.group("model")
+        of_model = [c for c in cards if (m := _FAMILY_MODEL.match(c.family or "")) and m.group(1) == model]
+        if by_version:
+            return f", {_plain(model_name(by_version[0]))} {_plain(by_version[0].version or '')} lora, "
+        if of_model:
+            return f", {_plain(model_name(of_model[0]))} lora, "
+        return f", civitai model {model} lora, "
+
+    return _CIVITAI_LINK.sub(named, text)
 
 
 def split_negative(text: str) -> tuple[str, str]:
@@ -281,6 +318,7 @@ class CheckIn:
         query = origin_first(re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,"))
         now = now or dt.datetime.now()
         self.cache.refresh()
+        query = linked_models(query, self.cache.index().cards)
         intent, reference = self._understand(query, now, tagged=named_by_tag)
         tagged = [self._tag_part(name, weight, now) for name, weight in tags]
         composition = compose(self.cache, intent, reference, self._decide, tagged)
