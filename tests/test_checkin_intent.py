@@ -65,6 +65,11 @@ def test_a_season_that_describes_the_scene_is_no_date():
     assert parse("my winter lora").created
     assert parse("the dog model from last winter").created
     assert parse("the one I trained in summer").created
+    # a bare season in a clause of its own, or before a place, is when the picture happens
+    assert parse("a girl at a diner with a huge coffee, autumn in a small town").created == []
+    assert parse("a boy fishing off a wooden bridge, autumn, soft watercolor").created == []
+    assert parse("a frost mage freezing a waterfall mid-fall").created == []
+    assert parse("the summer one, a boy fishing").created
 
 
 def test_relative_windows():

@@ -670,3 +670,13 @@ def test_a_link_to_a_models_page_names_that_model_and_its_version(settings, tmp_
     assert "civitai" not in result.prompt and "sipping tea on a glacier" in result.prompt
     # a model the repository lacks is an honest no match
     assert picked(checkin, "https://civitai.com/models/99 a cat")[0] == "no_match"
+
+
+def test_a_word_a_card_is_called_by_is_not_another_titles_initials(settings, tmp_path):
+    # "Sable Arcs Night Stories" has the initials "sans"; "Sans" is another card's whole name
+    cards = [
+        dict(card_id="sans", name="Sans (Undertale) LoRA", triggers=["sans"], tags=["character"]),
+        dict(card_id="megu", name="Megu 5 in one (sable arcs night stories)", tags=["character"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    assert picked(checkin, "sans pls") == ("selected", "sans")

@@ -448,7 +448,13 @@ class SelectionIndex:
                         spans.append((i, i + length, said, False))
         for i, word in enumerate(query):
             form = word.forms[0]
-            if titles.may_be(form) and form in self._initials and self.rarity(word) >= INITIALS_RARITY * self.max_idf:
+            # a word some card is called by whole is that card's name, not another title's initials ("sans")
+            if (
+                titles.may_be(form)
+                and form in self._initials
+                and form not in self._titles
+                and self.rarity(word) >= INITIALS_RARITY * self.max_idf
+            ):
                 shortened[len(spans)] = self._initials[form]
                 spans.append((i, i + 1, form, False))
         # per request word: the best family and own contribution for each card

@@ -170,7 +170,7 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|hmm|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
+    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
     # greetings of other languages ("hola!", "salut,", "oi!")
     r"|hola|salut|oi|ol[áa]|hallo|ciao|halo|hai|привет)\b[\s,.!]*)*"
     r"(?:please\s+)?"
@@ -581,7 +581,7 @@ SLOT_RANGE = re.compile("[\ue000-\ue00f]")
 # nothing else says nothing of the picture
 _CHAT_WORDS = frozenset(
     "i i'm im me my we us you u it it's this that that's these the a an so ok okay yeah yes well um uh hmm and then "
-    "also just all "
+    "also just all ugh um uh oh ah welp "
     "think guess reckon suppose believe feel thought thinking have had got idea would will should could might must "
     "fit fits work works do does be is was good great perfect best nice fine cool right here there maybe probably "
     "definitely want wanted like love prefer go going let's lets try with for use using one".split()

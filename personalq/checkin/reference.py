@@ -147,7 +147,7 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show mix c
 # "is there", "hola! quiero", "salut, je voudrais"): they name nothing
 _ASKED_WITH = frozenset(
     "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
-    "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет "
+    "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
     "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
 )
 # the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages

@@ -38,15 +38,8 @@ _SEASON_DATE_BEFORE = re.compile(
     r"\b(?:from|since|during|last|this|early|late|mid|until|before|after|past|trained|made|created)\s+(?:the\s+)?$",
     re.I,
 )
-# "in autumn", "in the winter" after a scene word: when the picture happens (dates of a model say "made in")
-_SCENE_TIME_BEFORE = re.compile(
-    r"(?<!made )(?<!created )(?<!trained )(?<!uploaded )\b(?:in|on a|of)\s+(?:the\s+)?$", re.I
-)
-_SCENE_NOUN_AFTER = re.compile(
-    r"^\s+(?!(?:and|or|of|in|on|at|with|for|from|to|by|the|a|an|models?|checkpoints?|loras?|versions?|ones?|"
-    r"embeddings?|builds?)\b)[a-z]{3,}",
-    re.I,
-)
+# "the one I trained in summer": the date of a model, though "in" comes between
+_MADE_IN = re.compile(r"\b(?:trained|made|created|uploaded|downloaded|got|added)\s+(?:in|during)\s+(?:the\s+)?$", re.I)
 _ORDINAL_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 
 
@@ -229,15 +222,13 @@ def _months(lowered: str, now: dt.datetime, found: _Found) -> None:
 
 
 def _describes_scene(text: str, match: re.Match) -> bool:
-    """A season word that modifies the noun after it ("a winter forest", "a summer festival"), or says when the
-    picture happens ("walking down a paris street in autumn"), describes the picture, unless a date cue comes
-    before it ("from summer", "last winter", "trained in winter") or the noun is the model ("my winter lora")."""
-    if _year_of(match) is not None or _SEASON_DATE_BEFORE.search(text[: match.start()]):
+    """A season word without a year describes the picture ("a winter forest", "walking down a paris street in
+    autumn", "..., autumn, soft watercolor"), unless a date cue comes before it ("from summer", "last winter",
+    "trained in winter") or what follows is the model ("my winter lora", "the summer one")."""
+    before = text[: match.start()]
+    if _year_of(match) is not None or _SEASON_DATE_BEFORE.search(before) or _MADE_IN.search(before):
         return False
-    after = text[match.end() :]
-    if _SCENE_TIME_BEFORE.search(text[: match.start()]) and not _DATEISH_AFTER.match(after):
-        return True
-    return bool(_SCENE_NOUN_AFTER.match(after)) and not _DATEISH_AFTER.match(after)
+    return not _DATEISH_AFTER.match(text[match.end() :])
 
 
 def _seasons(lowered: str, now: dt.datetime, found: _Found) -> None:
