@@ -448,11 +448,12 @@ class SelectionIndex:
                         spans.append((i, i + length, said, False))
         for i, word in enumerate(query):
             form = word.forms[0]
-            # a word some card is called by whole is that card's name, not another title's initials ("sans")
+            # a word some card is called by whole is that card's name, not another title's initials ("sans"), unless
+            # a card writes it as an acronym itself ("Kiri Hano - MSA")
             if (
                 titles.may_be(form)
                 and form in self._initials
-                and form not in self._titles
+                and (form not in self._titles or form in self._acronyms)
                 and self.rarity(word) >= INITIALS_RARITY * self.max_idf
             ):
                 shortened[len(spans)] = self._initials[form]
