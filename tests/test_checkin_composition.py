@@ -331,3 +331,23 @@ def test_with_before_a_file_like_or_rare_whole_name_lists_a_model(settings, tmp_
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["fumi", "morph"]
     assert "a model kit on a workbench" in result.prompt
     assert chosen("lilo marsh with butterfly wings on a beach") == ["lilo"]
+
+
+def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tmp_path):
+    cards = [
+        dict(card_id="fumi", name="Fumi Arata | Build Tales", tags=["character"], triggers=["fumiarata"]),
+        dict(card_id="quartz", name="QuartzwireAI [10MB] LoRA extraction", tags=["style"], triggers=["quartzwireai"]),
+        dict(card_id="isle", name="glass-isle", tags=["background"], triggers=["glassisle"]),
+        dict(card_id="smoking", name="Smoking Concept", tags=["concept"], triggers=["smoking"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    def chosen(text: str) -> list[str]:
+        return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
+
+    assert chosen("fumi arata, quartzwireai, standing on a frozen lake, wide shot") == ["fumi", "quartz"]
+    # a slash set apart lists too, and "nad" is "and" typed in haste
+    assert chosen("fumi arata / glass-isle, resting in a hammock") == ["fumi", "isle"]
+    assert chosen("fumi arata nad the glass-isle embedding, resting in a hammock") == ["fumi", "isle"]
+    # a plain word as a clause of its own is the picture
+    assert chosen("fumi arata in an alley, smoking") == ["fumi"]

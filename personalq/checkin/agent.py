@@ -243,7 +243,7 @@ def _transposed(word: str) -> set[str]:
 
 
 # connectors typed with two letters swapped ("acerola wiht the smug face lora", "usign western ink"): no name reads so
-_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus") for typo in _transposed(word)}
+_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus", "and") for typo in _transposed(word)}
 _CONNECTOR_TYPOS.pop("suing")
 _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
 

@@ -55,6 +55,7 @@ MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
 MISSPELT_STARTS = 8  # phrase words a misspelt name may start at: a name is said early, and each is a fuzzy search
 SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
+OPENING_TITLE_LETTERS = 6  # a shorter title a name opens with is too often a common word ("Night")
 RARE_NAME_WORD = 0.5  # of the rarest word's idf: a word of a name this rare is no common word of a picture
 INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
@@ -208,6 +209,10 @@ class SelectionIndex:
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
         self._mentions = self._spelled_names(cards)
+        # the title a name opens with ("SteampunkAI" of "SteampunkAI [10MB] LoRA extraction"), squashed
+        self._opening_titles = {
+            squash(segments[0]) for card in cards if (segments := titles.segments(model_name(card)))
+        } - {""}
         self._inner_titles = self._titles_inside(cards, self.family_of)
         self._names_by_length: dict[int, list[str]] = defaultdict(list)  # squashed names and titles, for typos
         for whole in {w for w, ids in self._mentions.items() if any(i >= 0 for i in ids)} | set(self._inner_titles):
@@ -395,7 +400,11 @@ class SelectionIndex:
     def spells_name(self, text: str) -> bool:
         """Is ``text`` some model's whole name, or a title inside few models' names, written out?"""
         whole = squash(text)
-        return any(i >= 0 for i in self._mentions.get(whole, ())) or whole in self._inner_titles
+        return (
+            any(i >= 0 for i in self._mentions.get(whole, ()))
+            or whole in self._inner_titles
+            or (len(whole) >= OPENING_TITLE_LETTERS and whole in self._opening_titles)
+        )
 
     def spells_rare_name(self, text: str) -> bool:
         """Does ``text`` spell a model's whole name (see :meth:`spells_name`) with a word few cards have ("glasstech

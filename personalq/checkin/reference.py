@@ -477,6 +477,7 @@ def read_reference(
     )
     taken = phrase | markers | makers | set().union(*named_runs)
     definite = _definite_names(text, runs, lowered, spells, taken)
+    definite += _listed_rare_names(text, runs, lowered, spells_rare, taken | set().union(*definite))
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
     # request opens with, before its scene, beside a model it marks, tags or names whole
@@ -550,7 +551,7 @@ def _opens_scene(word: str, following: str = "") -> bool:
 # between names listed together ("qiyana x viking punk lora": the "x" of a crossover)
 _LISTING = frozenset("and with w plus using x und mit et avec y con".split())
 _AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
-_LIST_MARK = re.compile(r"[,+&;]|\bw/")
+_LIST_MARK = re.compile(r"[,+&;]|\bw/|\s/\s")  # "hoshimi miyabi / tropical-island": a slash set apart
 _JOINED_BY = re.compile(r"[+&]|\bw/")  # marks that join two names as a connector word does
 _FILE_LIKE = re.compile(r"[^\W_][_-][^\W_]|\d|[a-z][A-Z]")  # joined parts, digits, inner capitals
 
@@ -711,6 +712,7 @@ def _labelled_list(text: str, runs: list, lowered: list[str]) -> list[set[int]]:
 
 
 DEFINITE_NAME_WORDS = (2, 4)  # how many words a name said after "the" may have, fewest and most
+LONE_NAME_LETTERS = 8  # a one-word name listed as a clause of its own is at least this long
 
 
 def _definite_names(
@@ -740,6 +742,32 @@ def _definite_names(
 
 # what a model may be given as in a picture ("... as the background"): the words before are its name
 _SETTINGS = frozenset("background backdrop bg backgrounds setting scenery".split())
+
+
+def _listed_rare_names(
+    text: str, runs: list, lowered: list[str], spells_rare: Callable[[str], bool], taken: set[int]
+) -> list[set[int]]:
+    """Whole model names with a word few cards have, each a clause of its own in a list ("cirno, steampunkai,
+    standing on a frozen lake", "hoshimi miyabi / tropical-island"): models named as surely as by a kind word. The
+    longest name at each clause's start counts, and only one that the clause ends with."""
+    found: list[set[int]] = []
+    fewest, most = 1, DEFINITE_NAME_WORDS[1]
+    for i in range(len(runs)):
+        if i in taken or (i > 0 and not _parted(text[runs[i - 1][1] : runs[i][0]])):
+            continue
+        for length in range(most, fewest - 1, -1):
+            group = range(i, i + length)
+            if group.stop > len(runs) or taken.intersection(group) or any(_break(text, runs, j) for j in group[1:]):
+                continue
+            closes = group.stop == len(runs) or _parted(text[runs[group.stop - 1][1] : runs[group.stop][0]])
+            said = text[runs[i][0] : runs[group.stop - 1][1]]
+            # one word alone is a name only when long and not a plain word's shape ("steampunkai", not "smoking")
+            if length == 1 and (len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s"))):
+                continue
+            if closes and spells_rare(said):
+                found.append(set(group))
+                break
+    return found
 
 
 def _parted(gap: str) -> bool:
