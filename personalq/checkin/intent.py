@@ -581,7 +581,7 @@ SLOT_RANGE = re.compile("[\ue000-\ue00f]")
 # nothing else says nothing of the picture
 _CHAT_WORDS = frozenset(
     "i i'm im me my we us you u it it's this that that's these the a an so ok okay yeah yes well um uh hmm and then "
-    "also just all ugh um uh oh ah welp "
+    "also just all ugh oh ah welp "
     "think guess reckon suppose believe feel thought thinking have had got idea would will should could might must "
     "fit fits work works do does be is was good great perfect best nice fine cool right here there maybe probably "
     "definitely want wanted like love prefer go going let's lets try with for use using one".split()
@@ -591,10 +591,10 @@ _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 def _without_chat(text: str) -> str:
     """``text`` without its sentences of chat; one that held where a model was named keeps only that mark."""
-    kept = []
-    for sentence in _SENTENCE.findall(text):
+    kept, sentences = [], _SENTENCE.findall(text)
+    for sentence in sentences:
         said = re.findall(r"[^\W\d_][\w'’]*", SLOT_RANGE.sub(" ", sentence).lower())
-        if said and all(w in _CHAT_WORDS for w in said) and len(_SENTENCE.findall(text)) > 1:
+        if said and all(w in _CHAT_WORDS for w in said) and len(sentences) > 1:
             marks = "".join(SLOT_RANGE.findall(sentence))
             if marks:
                 kept.append(f" {marks}.")

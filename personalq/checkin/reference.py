@@ -613,12 +613,11 @@ def _listed(
             j += 1
         return False
 
+    def spelled_rare(said: str, _count: int) -> bool:
+        return spells_rare(said)
+
     def rare_name_at(j: int) -> bool:  # runs from j spell a model's whole name with a rare word, in one clause
-        for last in range(min(j + DEFINITE_NAME_WORDS[1], end), j, -1):
-            if not any(_parted(text[runs[k - 1][1] : runs[k][0]]) for k in range(j + 1, last)):
-                if spells_rare(text[runs[j][0] : runs[last - 1][1]]):
-                    return True
-        return False
+        return j < end and _longest_name(text, runs[:end], j, DEFINITE_NAME_WORDS[1], set(), spelled_rare) is not None
 
     def joins(j: int) -> bool:  # run j continues the list: a connector, a mark, a clause break, a kind word
         if j >= end or lowered[j] in listing or lowered[j] in KIND_WORDS:
@@ -715,28 +714,46 @@ DEFINITE_NAME_WORDS = (2, 4)  # how many words a name said after "the" may have,
 LONE_NAME_LETTERS = 8  # a one-word name listed as a clause of its own is at least this long
 
 
+def _longest_name(
+    text: str,
+    runs: list,
+    start: int,
+    most: int,
+    taken: set[int],
+    accepts: Callable[[str, int], bool],
+    closes: bool = False,
+) -> range | None:
+    """The longest run of at most ``most`` words from run ``start``, inside one clause and clear of ``taken``, whose
+    text ``accepts`` (given the text and its word count); with ``closes``, only one its clause ends with."""
+    for length in range(most, 0, -1):
+        group = range(start, start + length)
+        if group.stop > len(runs) or taken.intersection(group) or any(_break(text, runs, j) for j in group[1:]):
+            continue
+        if closes and group.stop < len(runs) and not _parted(text[runs[group.stop - 1][1] : runs[group.stop][0]]):
+            continue
+        if accepts(text[runs[start][0] : runs[group.stop - 1][1]], length):
+            return group
+    return None
+
+
 def _definite_names(
     text: str, runs: list, lowered: list[str], spells: Callable[[str], bool], taken: set[int]
 ) -> list[set[int]]:
     """Whole model names of two words or more said after "the" in one clause ("wearing the pink nurse uniform", "in
     the Sin Red Dress"): the article points at a thing the person has, a model named as surely as by a kind word.
     The longest name at each "the" counts."""
-    found: list[set[int]] = []
     fewest, most = DEFINITE_NAME_WORDS
+    found: list[set[int]] = []
     i = 0
     while i < len(runs):
-        if lowered[i] != "the":
+        group = None
+        if lowered[i] == "the":
+            group = _longest_name(text, runs, i + 1, most, taken, lambda said, n: n >= fewest and spells(said))
+        if group:
+            found.append(set(group))
+            i = group.stop
+        else:
             i += 1
-            continue
-        for length in range(most, fewest - 1, -1):
-            group = range(i + 1, i + 1 + length)
-            if group.stop > len(runs) or taken.intersection(group) or any(_break(text, runs, j) for j in group[1:]):
-                continue
-            if spells(text[runs[group.start][0] : runs[group.stop - 1][1]]):
-                found.append(set(group))
-                i = group.stop - 1
-                break
-        i += 1
     return found
 
 
@@ -750,23 +767,18 @@ def _listed_rare_names(
     """Whole model names with a word few cards have, each a clause of its own in a list ("cirno, steampunkai,
     standing on a frozen lake", "hoshimi miyabi / tropical-island"): models named as surely as by a kind word. The
     longest name at each clause's start counts, and only one that the clause ends with."""
+
+    def named(said: str, count: int) -> bool:
+        # one word alone is a name only when long and not a plain word's shape ("steampunkai", not "smoking")
+        lone_word = count == 1 and (len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s")))
+        return not lone_word and spells_rare(said)
+
     found: list[set[int]] = []
-    fewest, most = 1, DEFINITE_NAME_WORDS[1]
     for i in range(len(runs)):
         if i in taken or (i > 0 and not _parted(text[runs[i - 1][1] : runs[i][0]])):
             continue
-        for length in range(most, fewest - 1, -1):
-            group = range(i, i + length)
-            if group.stop > len(runs) or taken.intersection(group) or any(_break(text, runs, j) for j in group[1:]):
-                continue
-            closes = group.stop == len(runs) or _parted(text[runs[group.stop - 1][1] : runs[group.stop][0]])
-            said = text[runs[i][0] : runs[group.stop - 1][1]]
-            # one word alone is a name only when long and not a plain word's shape ("steampunkai", not "smoking")
-            if length == 1 and (len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s"))):
-                continue
-            if closes and spells_rare(said):
-                found.append(set(group))
-                break
+        if group := _longest_name(text, runs, i, DEFINITE_NAME_WORDS[1], taken, named, closes=True):
+            found.append(set(group))
     return found
 
 
