@@ -351,3 +351,20 @@ def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tm
     assert chosen("fumi arata nad the glass-isle embedding, resting in a hammock") == ["fumi", "isle"]
     # a plain word as a clause of its own is the picture
     assert chosen("fumi arata in an alley, smoking") == ["fumi"]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "lyra venn drawn by ink wash style, reading by a window",
+        "lyra venn in the manner of ink wash style, reading by a window",
+        "make lyra venn look like ink wash style, reading by a window",
+    ],
+)
+def test_a_style_said_as_a_style_is_a_model(checkin, request_text):
+    # "drawn by", "in the manner of", "look like": the name after them is how to draw, a model of its own
+    assert sorted(_set(checkin.ask(request_text, NOW))) == [("inkwash", 1.0), ("lyra", 1.0)]
+
+
+def test_drawn_by_someone_is_the_picture(checkin):
+    assert _set(checkin.ask("lyra venn drawn by a child, crayon on paper", NOW)) == [("lyra", 1.0)]

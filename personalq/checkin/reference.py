@@ -363,6 +363,8 @@ def read_reference(
             before = set(phrase)
             j = i - 1  # back over the name before the kind word, through "in the" / "of" inside it
             while j >= 0 and not boundary_between(j, j + 1):
+                if _styled_after(text, runs, lowered, j):
+                    break  # "lyra in the manner of ink wash style": the style's name starts after "of"
                 if (
                     lowered[j] in _CONNECTORS
                     and phrase & {j + 1, j + 2}
@@ -409,6 +411,9 @@ def read_reference(
                 makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
+        elif _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of marcel marlier"
+            forward(i)
+            markers.update(range(_styled_after(text, runs, lowered, i), i + 1))
         elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
             handle = _joined_runs(text, runs, i - 1)
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
@@ -780,6 +785,24 @@ def _listed_rare_names(
         if group := _longest_name(text, runs, i, DEFINITE_NAME_WORDS[1], taken, named, closes=True):
             found.append(set(group))
     return found
+
+
+# words before the name of a style, said as a style is: "drawn by katsura masakazu", "in the manner of marcel
+# marlier", "look like the pulp art lora", "done in animepunk"
+_STYLED = (("drawn", "by"), ("painted", "by"), ("manner", "of"), ("look", "like"), ("looks", "like"), ("done", "in"))
+
+
+def _styled_after(text: str, runs: list, lowered: list[str], i: int) -> int:
+    """The run where a phrase that says a style's name comes next ends at run ``i`` begins (0 is never one: a
+    request does not open so), or 0."""
+    for first, last in _STYLED:
+        named_next = i + 1 < len(runs) and lowered[i + 1] not in ("a", "an")  # "drawn by a child" is the picture
+        if named_next and i >= 1 and lowered[i] == last and lowered[i - 1] == first and not _break(text, runs, i):
+            start = i - 1
+            if first == "manner" and start >= 2 and lowered[start - 1] == "the" and lowered[start - 2] == "in":
+                start -= 2
+            return start if start > 0 else 0
+    return 0
 
 
 def _parted(gap: str) -> bool:
