@@ -57,6 +57,11 @@ def _set(result) -> list[tuple[str, float]]:
     return [(c.checkpoint_id, c.weight) for c in result.checkpoints]
 
 
+def _chosen(checkin: CheckIn, text: str) -> list[str]:
+    """The ids of the checkpoints a request selects, sorted."""
+    return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
+
+
 def test_a_character_in_a_style_lora_selects_both_with_each_trigger_once(checkin):
     result = checkin.ask("lyra venn in my ink wash style lora, reading in a library", NOW)
     assert result.status == "selected"
@@ -321,16 +326,13 @@ def test_with_before_a_file_like_or_rare_whole_name_lists_a_model(settings, tmp_
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    def chosen(text: str) -> list[str]:
-        return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
-
     # "w/" is "with"; a hyphen-joined name is a file's
-    assert chosen("fumi arata w/ mood-marionette, furious, shouting") == ["fumi", "puppet"]
+    assert _chosen(checkin, "fumi arata w/ mood-marionette, furious, shouting") == ["fumi", "puppet"]
     # a whole name with a word few cards have is a model's; common words are the picture
     result = checkin.ask("fumi arata with quartzwire world morph, posing with a model kit on a workbench", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["fumi", "morph"]
     assert "a model kit on a workbench" in result.prompt
-    assert chosen("lilo marsh with butterfly wings on a beach") == ["lilo"]
+    assert _chosen(checkin, "lilo marsh with butterfly wings on a beach") == ["lilo"]
 
 
 def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tmp_path):
@@ -342,15 +344,12 @@ def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tm
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    def chosen(text: str) -> list[str]:
-        return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
-
-    assert chosen("fumi arata, quartzwireai, standing on a frozen lake, wide shot") == ["fumi", "quartz"]
+    assert _chosen(checkin, "fumi arata, quartzwireai, standing on a frozen lake, wide shot") == ["fumi", "quartz"]
     # a slash set apart lists too, and "nad" is "and" typed in haste
-    assert chosen("fumi arata / glass-isle, resting in a hammock") == ["fumi", "isle"]
-    assert chosen("fumi arata nad the glass-isle embedding, resting in a hammock") == ["fumi", "isle"]
+    assert _chosen(checkin, "fumi arata / glass-isle, resting in a hammock") == ["fumi", "isle"]
+    assert _chosen(checkin, "fumi arata nad the glass-isle embedding, resting in a hammock") == ["fumi", "isle"]
     # a plain word as a clause of its own is the picture
-    assert chosen("fumi arata in an alley, smoking") == ["fumi"]
+    assert _chosen(checkin, "fumi arata in an alley, smoking") == ["fumi"]
 
 
 @pytest.mark.parametrize(

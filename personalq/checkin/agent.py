@@ -327,8 +327,9 @@ class CheckIn:
         else:
             ranking = retrieve(self.cache, intent, reference)
             decision = self._decide(intent, ranking)
-            contenders = _contenders(ranking)
-            keep_scene_negations(intent, lambda word: rules_out(word, contenders))
+            if intent.negations:  # only a request that rules something out asks which candidates it was about
+                contenders = _contenders(ranking)
+                keep_scene_negations(intent, lambda word: rules_out(word, contenders))
             scores = {r.card.id: r.total for r in ranking.candidates}
             said = intent.strengths[0].weight if intent.strengths else None
             result = self._finish(

@@ -411,9 +411,9 @@ def read_reference(
                 makers.add(i + 1)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
-        elif _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of marcel marlier"
+        elif styled := _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of ..."
             forward(i)
-            markers.update(range(_styled_after(text, runs, lowered, i), i + 1))
+            markers.update(range(styled, i + 1))
         elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
             handle = _joined_runs(text, runs, i - 1)
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
