@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, process
 
 from personalq.checkin.clarify import Option, ask, pick_by_words
 from personalq.checkin.composition import Composition, Part, compose, span_of
-from personalq.checkin.evidence import model_name
+from personalq.checkin.evidence import SelectionIndex, model_name
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
@@ -154,7 +154,6 @@ _CIVITAI_LINK = re.compile(
     r"(?i)(?:https?://)?(?:www\.)?civitai\.com/models/(?P<model>\d+)[^\s?#,]*(?:\?[^\s#,]*?modelVersionId=(?P<version>\d+))?"
     r"[^\s,]*"
 )
-_FAMILY_MODEL = re.compile(r"^civitai-(\d+)-")
 
 
 def _plain(name: str) -> str:
@@ -163,7 +162,7 @@ def _plain(name: str) -> str:
     return " ".join(w for w in said if w.lower() not in KIND_WORDS)
 
 
-def linked_models(text: str, cards: list[StoredCheckpoint]) -> str:
+def linked_models(text: str, index: SelectionIndex) -> str:
     """Each Civitai link read in place as the name of what it links to ("NAME VERSION lora"), so the link selects
     the model (and the version, when it says one) and leaves the picture; a model the repository lacks is named by
     its number, which no card is called by."""
@@ -171,14 +170,12 @@ def linked_models(text: str, cards: list[StoredCheckpoint]) -> str:
         return text
 
     def named(link: re.Match) -> str:
-        version = link.group("version")
-        by_version = [c for c in cards if version and c.id == f"civitai-{version}"]
-        model = link.group("model")
-        of_model = [c for c in cards if (m := _FAMILY_MODEL.match(c.family or "")) and m.group(1) == model]
-        if by_version:
-            return f", {_plain(model_name(by_version[0]))} {_plain(by_version[0].version or '')} lora, "
-        if of_model:
-            return f", {_plain(model_name(of_model[0]))} lora, "
+        model, version = link.group("model"), link.group("version")
+        if version and (at := index.position.get(f"civitai-{version}")) is not None:
+            card = index.cards[at]
+            return f", {_plain(model_name(card))} {_plain(card.version or '')} lora, "
+        if card := index.by_civitai_model.get(model):
+            return f", {_plain(model_name(card))} lora, "
         return f", civitai model {model} lora, "
 
     return _CIVITAI_LINK.sub(named, text)
@@ -318,7 +315,7 @@ class CheckIn:
         query = origin_first(re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,"))
         now = now or dt.datetime.now()
         self.cache.refresh()
-        query = linked_models(query, self.cache.index().cards)
+        query = linked_models(query, self.cache.index())
         intent, reference = self._understand(query, now, tagged=named_by_tag)
         tagged = [self._tag_part(name, weight, now) for name, weight in tags]
         composition = compose(self.cache, intent, reference, self._decide, tagged)

@@ -29,6 +29,7 @@ from rapidfuzz import fuzz, process
 from personalq.checkin import titles
 from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
+from personalq.repository.importers.civitai import CIVITAI_FAMILY
 from personalq.repository.weights_name import weights_name
 
 # how much a match in each field says about which checkpoint is meant
@@ -152,6 +153,11 @@ class SelectionIndex:
     def __init__(self, cards: list[StoredCheckpoint]):
         self.cards = cards
         self.position = {c.id: i for i, c in enumerate(cards)}
+        # a Civitai model's first version by its model id, for links to the model's page
+        self.by_civitai_model: dict[str, StoredCheckpoint] = {}
+        for card in cards:
+            if m := CIVITAI_FAMILY.match(card.family or ""):
+                self.by_civitai_model.setdefault(m.group("model"), card)
         # a WebUI tag names its file: "<lora:mochi_corgi_v2:0.8>" is the card whose weights are mochi_corgi_v2.*
         self.by_file_stem: dict[str, list[StoredCheckpoint]] = defaultdict(list)
         for card in cards:

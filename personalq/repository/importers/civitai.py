@@ -53,6 +53,10 @@ def _creator(model: dict, where: str) -> str | None:
     return creator if creator and creator.strip() else None
 
 
+# the family a Civitai model's versions share: "civitai-<model id>-<slug of its name>"
+CIVITAI_FAMILY = re.compile(r"^civitai-(?P<model>\d+)-")
+
+
 def version_card_fields(version: dict, model: dict, where: str = "Civitai metadata") -> dict:
     """Card fields for one Civitai model version; ``model`` is the parent model object.
 
