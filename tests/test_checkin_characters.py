@@ -128,6 +128,21 @@ def test_a_series_present_without_the_character_is_no_match_that_offers_the_seri
     assert [a.checkpoint_id for a in result.alternatives] == ["lyra"]
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        # a clause of the picture spells a model whole ("window light", "mountain vista"): the request asked for a
+        # name, and said where from
+        "korvin from starfall saga, window light, a rainy street",
+        "korvin from starfall saga next to the harbor, mountain vista at dusk",
+    ],
+)
+def test_a_name_said_with_its_series_is_who_is_asked_whatever_a_clause_spells(checkin, request_text):
+    result = checkin.ask(request_text, NOW)
+    assert result.status == "no_match"
+    assert result.reason == "No korvin in the repository; from starfall saga there is Lyra Venn | Starfall Saga."
+
+
 def test_a_character_of_another_series_is_not_the_one_meant(checkin):
     # Vessa is from Overcast: "vessa from starfall saga" names a Vessa the repository does not have
     assert checkin.ask("vessa from starfall saga on a rooftop", NOW).status == "no_match"

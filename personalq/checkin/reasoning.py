@@ -546,7 +546,11 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
             if ranking.maker_missing:
                 reason = f"Close candidates exist, but none of them is by {ranking.maker_missing}."
                 return Decision("no_match", [], reason, nearest)
-            from_series = [r.card for r in ranking.candidates if r.of_series and r.series > 0.0 and r.coverage == 0.0]
+            said = max((r.series for r in ranking.candidates if r.of_series and r.coverage == 0.0), default=0.0)
+            # the series said whole where some card says it whole: "back to the future", not only its "back"
+            from_series = [
+                r.card for r in ranking.candidates if r.of_series and r.coverage == 0.0 and 0.0 < said <= r.series
+            ]
             if ranking.reference.series and from_series:
                 return Decision("no_match", [], _series_reason(ranking, from_series), from_series[:3])
             reference = ranking.reference

@@ -548,6 +548,7 @@ def _opens_scene(word: str, following: str = "") -> bool:
     bare number: "extract at 320" says which file."""
     return (
         (word in SCENE_OPENERS and not following.isdigit())
+        or (word == "next" and following == "to")
         or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
     )

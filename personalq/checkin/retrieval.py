@@ -202,6 +202,19 @@ def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) ->
 _DEFINITE = re.compile(r"(?i)(?:\b(?:the|that|this|these|those)\s+|\bone\s+of\s+(?:the|my)\s+(?:\S+\s+){0,4})$")
 
 
+def _names_a_role(reference: Reference) -> bool:
+    """ "the singer from ...", "the main witch from ...", "megumin's little sister": a definite or owned noun phrase
+    that ends in a role names a role, however few cards say its words ("beast boy from teen titans" is a name)."""
+    head_words = [reference.words[k] for k in sorted(reference.head)]
+    start = reference.spans[min(reference.head)][0] if reference.head else 0
+    owned = any(k < min(reference.head, default=0) for k in reference.series)
+    return (
+        bool(head_words)
+        and head_words[-1].forms[0] in ROLE_NOUNS
+        and (owned or head_words[-1].forms[0] in ANYONE or _DEFINITE.search(reference.text[:start]) is not None)
+    )
+
+
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
@@ -209,15 +222,7 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     Overlord's Albedo). A candidate failing either keeps its score, with no coverage. Returns whether the head is
     a role from a series the repository has (then who from it is for reasoning to ask)."""
     head_words = [reference.words[k] for k in sorted(reference.head)]
-    # "the singer from ...", "the main witch from ...", "megumin's little sister": a definite or owned noun phrase
-    # that ends in a role names a role, however few cards say its words ("beast boy from teen titans" is a name)
-    start = reference.spans[min(reference.head)][0] if reference.head else 0
-    owned = any(k < min(reference.head, default=0) for k in reference.series)
-    role = (
-        bool(head_words)
-        and head_words[-1].forms[0] in ROLE_NOUNS
-        and (owned or head_words[-1].forms[0] in ANYONE or _DEFINITE.search(reference.text[:start]) is not None)
-    )
+    role = _names_a_role(reference)
     named = not role and any(index.rarity(word) >= NAME_RARITY * index.max_idf for word in head_words)
     head = index.score(reference.words, reference.head).coverage
     if not any(index.mass(reference.words[k]) for k in reference.head):
@@ -305,7 +310,9 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
             and all(headed.words[k].forms[0] in ROLE_NOUNS for k in headed.head)
             and float(index.score(headed.words, headed.series).coverage.max()) >= HEAD_COVERAGE
         )
-        if role or (rare and _called_by_all(index, headed, said)):
+        # "doc brown from back to the future, ..., lightning": a name said with where it is from is who is asked
+        declared = bool(headed.series) and not _names_a_role(headed)
+        if role or declared or (rare and _called_by_all(index, headed, said)):
             clause = set()
     if clause:
         reference = reference.with_phrase(clause)
