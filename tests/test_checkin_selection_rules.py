@@ -114,6 +114,9 @@ CARDS = [
         "2023-03-01",
     ),
     ("pharaoh", "Pharaoh Style 2.1", "pharaoh", "V1.0", ["style-pharaoh_sd2"], [], "ancient egypt", "2023-04-02"),
+    # one model for two bases, its name saying both numbers and each label one
+    ("golem-15", "Quartz Golem ( 1.5 & 2.1 )", "golem", "1.5 - v1.0", ["qgolem"], [], "", "2023-04-03"),
+    ("golem-21", "Quartz Golem ( 1.5 & 2.1 )", "golem", "2.1 - v1.0", ["qgolem"], [], "", "2023-04-04"),
     # numbered files: triggers with a step count, labels with a resolution
     ("owl-1", "snow-owl-embeddings-sd-v2-1 v1.1", "snowowl", "v1.1", ["sowl3-e2-1500"], [], "owls", "2023-03-24"),
     ("owl-2", "snow-owl-embeddings-sd-v2-1 v1.0", "snowowl", "v1.0", ["sowl3-e2-500"], [], "owls", "2023-03-24"),
@@ -407,6 +410,14 @@ def test_a_label_that_runs_the_name_together_does_not_pick_its_version(checkin):
 def test_a_bare_decimal_may_be_part_of_the_name(checkin):
     assert picked(checkin, "pharaoh style 2.1, a cat on a throne") == ("selected", "pharaoh")
     assert picked(checkin, "the second version of glimmerfox") == ("selected", "fox-2")  # an ordinal, not a decimal
+
+
+def test_a_number_the_name_says_of_every_version_picks_the_one_labelled_with_it(checkin):
+    # "( 1.5 & 2.1 )" is the name of both versions: the number said picks the one whose label has it
+    result = checkin.ask("quartz golem, the 2.1 version pls. a golem kneeling in a flooded cave", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "golem-21")
+    assert result.prompt == "qgolem. a golem kneeling in a flooded cave"
+    assert picked(checkin, "quartz golem 1.5, a golem in the snow") == ("selected", "golem-15")
 
 
 def test_words_said_of_the_version_pick_it_when_the_name_ties(checkin):

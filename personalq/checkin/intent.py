@@ -641,6 +641,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
+    text = re.sub(r"[,;:]\s*\.(?=\s|$)|\.\s*[,;:](?=\s)", ".", text)  # "<trigger>,. soldier": "pls" was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
     # words left leading into nothing, in any language ("..., mit der", "... pakai"); the person's own last words
     # stay ("with the headlights on")

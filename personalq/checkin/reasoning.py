@@ -178,10 +178,15 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         # a bare decimal may be the name's own ("Hamunaptra Style 2.1"), not a version ("RFKTR's Bontrex v1.5")
         bare = intent.text[slice(*intent.version_span)] if intent.version_bare and intent.version_span else None
         said = re.compile(rf"(?<![\w.]){re.escape(bare)}(?![\w.])") if bare else None
+        # unless a sibling's label has it: "RZ - MK Ultra ( 1.5 & 2.1 )" names the versions its labels tell apart
+        labelled = {c.family or c.id for c in cards if version_matches(intent.version_parts, c)}
         steps.append(
             (
                 f"none of them has a version {label}",
-                lambda c: version_matches(intent.version_parts, c) or bool(said and said.search(c.name)),
+                lambda c: (
+                    version_matches(intent.version_parts, c)
+                    or bool(said and said.search(c.name) and (c.family or c.id) not in labelled)
+                ),
             )
         )
     written = squash(intent.text[slice(*intent.version_span)]) if intent.version_span else ""
