@@ -143,6 +143,19 @@ def test_a_name_said_with_its_series_is_who_is_asked_whatever_a_clause_spells(ch
     assert result.reason == "No korvin in the repository; from starfall saga there is Lyra Venn | Starfall Saga."
 
 
+def test_an_answer_that_picks_a_model_leaves_its_version_to_what_the_request_said(settings, tmp_path):
+    # "someone from harbor days in her witch uniform" -> "mochi": the request's words pick her witch version
+    cards = [
+        dict(card_id=f"{who}-{outfit}", name=f"{who.title()} Tanaka (Harbor Days)", family=who, version=label)
+        for who in ("mochi", "suzu")
+        for outfit, label in (("casual", "Casual Outfit"), ("witch", "Witch Outfit"))
+    ]
+    among = checkin_among_many(settings, tmp_path / "cards", cards)
+    first = among.ask("someone from harbor days in her witch apprentice uniform, flying over the town", NOW)
+    assert first.status == "clarify"
+    assert among.answer(first.session, "mochi").checkpoint_id == "mochi-witch"
+
+
 def test_a_character_of_another_series_is_not_the_one_meant(checkin):
     # Vessa is from Overcast: "vessa from starfall saga" names a Vessa the repository does not have
     assert checkin.ask("vessa from starfall saga on a rooftop", NOW).status == "no_match"

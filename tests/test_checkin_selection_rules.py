@@ -691,3 +691,26 @@ def test_a_word_a_card_is_called_by_is_not_another_titles_initials(settings, tmp
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
     assert picked(checkin, "sans pls") == ("selected", "sans")
+
+
+def test_an_answer_that_says_a_base_number_picks_the_twin_for_that_base(settings, tmp_path):
+    """One creator's style for two bases, the SD 2.1 one named so: "the 1.5 one" is the base, as no label says it;
+    "v1.5" is a version and stays one."""
+    twins = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="tundra", name="Tundra Style", version="V1.0", base_model="SD 1.5", creator="frostwright"),
+            dict(
+                card_id="tundra-2",
+                name="Tundra Style SD 2.1",
+                version="V1.0",
+                base_model="SD 2.1 768",
+                creator="frostwright",
+            ),
+        ],
+    )
+    first = twins.ask("tundra style by frostwright, a cabin in a blizzard", NOW)
+    assert first.status == "clarify"
+    assert twins.answer(first.session, "the 1.5 one").checkpoint_id == "tundra"
+    assert picked(twins, "tundra style v1.5, a cabin in a blizzard")[0] == "no_match"

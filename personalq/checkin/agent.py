@@ -373,6 +373,13 @@ class CheckIn:
                 )
                 result.latency_ms = (time.perf_counter() - started) * 1000
                 return result
+        if decision.status == "clarify" and len({c.family or c.id for c in decision.remaining}) == 1:
+            # the answer picked the model: what the request said picks its version ("someone from ojamajo doremi,
+            # witch apprentice uniform" -> "hazuki" -> her "Witch Outfit" version)
+            asked = self._understand(row.query, row.now)
+            within = narrow(asked[0], among(self.cache, decision.remaining, asked[1]))
+            if within.status == "selected":
+                decision = within
         if state.parts:
             result = self._answer_part(row.query, row.now, state, decision, session_id, intent)
         else:

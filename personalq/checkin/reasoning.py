@@ -180,15 +180,21 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         said = re.compile(rf"(?<![\w.]){re.escape(bare)}(?![\w.])") if bare else None
         # unless a sibling's label has it: "RZ - MK Ultra ( 1.5 & 2.1 )" names the versions its labels tell apart
         labelled = {c.family or c.id for c in cards if version_matches(intent.version_parts, c)}
-        steps.append(
-            (
-                f"none of them has a version {label}",
-                lambda c: (
-                    version_matches(intent.version_parts, c)
-                    or bool(said and said.search(c.name) and (c.family or c.id) not in labelled)
-                ),
+        base = f"sd-{label}"
+        spoken = intent.text[slice(*intent.version_span)] if intent.version_span else ""
+        if not labelled and not re.search(r"(?i)v\s*\d", spoken) and len({c.base_model == base for c in cards}) == 2:
+            # "the 1.5 one" of "Winter Style" and "Winter Style SD 2.1": no label has it, a base model does
+            steps.append((f"none of them is for {base}", lambda c: c.base_model == base))
+        else:
+            steps.append(
+                (
+                    f"none of them has a version {label}",
+                    lambda c: (
+                        version_matches(intent.version_parts, c)
+                        or bool(said and said.search(c.name) and (c.family or c.id) not in labelled)
+                    ),
+                )
             )
-        )
     written = squash(intent.text[slice(*intent.version_span)]) if intent.version_span else ""
     if re.search(r"\d[a-z]$", written) and not re.match(r"[-_.]\w", intent.text[intent.version_span[1] :]):
         # a release letter said with the number picks that release over its siblings ("v1.2R", not "v1.2"); a
