@@ -62,6 +62,11 @@ CARDS = [
     ("yuling-lora", "Yuling | 2in1 LoRA & LoCon", "yuling", "v1.0", ["yuling"], ["character"], "2023-01-07"),
     ("yuling-locon", "Yuling | 2in1 LoRA & LoCon", "yuling", "V1.0_LoCon", ["yuling"], ["character"], "2023-01-08"),
     ("eldritch", "Lovecraft Horror", "eldritch", "v1", ["lvcraft"], ["horror"], "2023-01-04"),
+    # a name that is another language's function word ("dan": Indonesian "and"), and a model of its other word
+    ("dan", "Dan Hollow | Ember Coast", "danhollow", "v1", ["danhllw"], ["character"], "2023-01-10"),
+    ("hollow", "Hollow Style", "hollowstyle", "v1", ["hllwstyle"], ["style"], "2023-01-11"),
+    # a concept whose name glosses itself in brackets
+    ("tired", "Tired Eyes (dark circles)", "tired", "v1", ["tiredeyes"], ["concept"], "2023-01-12"),
     ("harbor", "Taiwan Harbor Boats", "harbor", "v1", ["twboats"], ["concept"], "2023-01-05"),
     (
         "sakuya",
@@ -154,6 +159,33 @@ def test_an_answer_that_picks_a_model_leaves_its_version_to_what_the_request_sai
     first = among.ask("someone from harbor days in her witch apprentice uniform, flying over the town", NOW)
     assert first.status == "clarify"
     assert among.answer(first.session, "mochi").checkpoint_id == "mochi-witch"
+
+
+def test_another_languages_function_word_in_an_english_request_is_a_name(checkin):
+    result = checkin.ask("dan hollow lora pls. dan walking home in the rain", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "dan")
+
+
+def test_an_old_version_said_with_its_number(checkin):
+    result = checkin.ask("nilla brook, the old v1 — reading by a window", NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == (
+        "selected",
+        "nilla-1",
+        "nillab, reading by a window",
+    )
+
+
+def test_a_title_a_name_glosses_in_brackets_is_the_picture_when_listed(checkin):
+    # "dark circles" is the gloss inside "Tired Eyes (dark circles)": listed after the scene it is the picture's
+    result = checkin.ask("vessa quill at her desk at night, dark circles", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["vessa"]
+
+
+def test_an_opening_name_no_card_has_beats_a_clause_a_model_spells(checkin):
+    # "zarvonel" is in no card and no English word: a name we lack, not the "window light" concept of the picture
+    result = checkin.ask("zarvonel on a throne in a dark hall, window light, rain", NOW)
+    assert result.status == "no_match"
+    assert "zarvonel" in result.reason
 
 
 def test_a_character_of_another_series_is_not_the_one_meant(checkin):

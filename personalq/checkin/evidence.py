@@ -416,7 +416,12 @@ class SelectionIndex:
         """Does ``text`` spell a model's whole name (see :meth:`spells_name`) with a word few cards have ("glasstech
         world morph", not "butterfly wings"): a name, never the picture's words?"""
         rare = RARE_NAME_WORD * self.max_idf
-        return self.spells_name(text) and any(self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text))
+        whole = squash(text)
+        # a whole name or the title a name opens with; a title inside brackets glosses one ("... (dark circles)")
+        named = any(i >= 0 for i in self._mentions.get(whole, ())) or (
+            len(whole) >= OPENING_TITLE_LETTERS and whole in self._opening_titles
+        )
+        return named and any(self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text))
 
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""

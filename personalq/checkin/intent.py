@@ -115,7 +115,9 @@ _NEWEST = re.compile(
     re.I,
 )
 _OLDEST = re.compile(
-    r"\b(?:oldest|older|earlier|earliest|very first|first)\b|最早|最初|一番古い|古い方|самая старая|перв\w*"
+    r"\b(?:oldest|older|earlier|earliest|very first|first)\b"
+    r"|\bold(?=\s+(?:ones?|versions?|v\d[\w.]*)\b)"  # "the old v1", "the old one"; not "an old man"
+    r"|最早|最初|一番古い|古い方|самая старая|перв\w*"
     r"|\b(?:primera|première|premier|primeira|erste\w*|pertama)\b",
     re.I,
 )
@@ -639,7 +641,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
-    text = re.sub(r"([,;:])(?:\s*[,;:-])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
+    text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
     text = re.sub(r"[,;:]\s*\.(?=\s|$)|\.\s*[,;:](?=\s)", ".", text)  # "<trigger>,. soldier": "pls" was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space

@@ -43,15 +43,17 @@ KIND_WORDS = (
 _DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
 # the articles, prepositions and conjunctions of the other languages requests come in (Spanish, French, Portuguese,
 # Italian, German, Indonesian, Russian): like English ones they name nothing, and a name never reaches over them
-FUNCTION_WORDS = frozenset(
-    "el la los las lo un una unos unas de del al con en para por y "  # Spanish
-    "le les une des du au aux avec dans sur pour et ou "  # French
-    "os um uma da dos das nos nas em com "  # Portuguese
-    "il gli di della dello dei delle nel nella per "  # Italian
-    "der die das den dem ein eine einen einem einer mit und oder im am auf von aus zu für "  # German
-    "yang dan atau dengan di ke dari pada untuk ini itu "  # Indonesian
-    "с со и в во на из от для по".split()  # Russian
-)
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_FUNCTION_WORDS_BY_LANGUAGE = {
+    "es": "el la los las lo un una unos unas de del al con en para por y",
+    "fr": "le les une des du au aux avec dans sur pour et ou",
+    "pt": "os um uma da dos das nos nas em com",
+    "it": "il gli di della dello dei delle nel nella per",
+    "de": "der die das den dem ein eine einen einem einer mit und oder im am auf von aus zu für",
+    "id": "yang dan atau dengan di ke dari pada untuk ini itu",
+    "ru": "с со и в во на из от для по",
+}
+FUNCTION_WORDS = frozenset(w for words in _FUNCTION_WORDS_BY_LANGUAGE.values() for w in words.split())
 # a reference phrase never reaches back over these (ACTION_VERBS used as verbs are blanked to "")
 _PHRASE_STOPS = (
     frozenset(
@@ -254,6 +256,19 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
+def _names_not_function_words(lowered: list[str]) -> list[str]:
+    """In a request in English, another language's function word is a word like any other: "yang xiao long" is a
+    name, not Indonesian "which". A request is in another language when it has two of that language's function
+    words, or Cyrillic; then every listed function word stays one (the languages share words: "du", "de"). The
+    word is written in capitals, which no word list holds, so that nothing reads it as a function word."""
+    said = set(lowered)
+    if any(_CYRILLIC.search(w) for w in said) or any(
+        len(said.intersection(words.split())) >= 2 for words in _FUNCTION_WORDS_BY_LANGUAGE.values()
+    ):
+        return lowered
+    return [w.upper() if w in FUNCTION_WORDS and w not in STOPWORDS_EN else w for w in lowered]
+
+
 def read_reference(
     text: str,
     skip: list[tuple[int, int]] = (),
@@ -291,6 +306,7 @@ def read_reference(
         w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) else ""
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
+    lowered = _names_not_function_words(lowered)
 
     def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged")
         gap = text[runs[i][1] : runs[j][0]]

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from wordfreq import zipf_frequency
 
 from personalq.checkin import titles
 from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields, model_name
@@ -32,6 +33,7 @@ HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken a
 UNSPACED_SERIES_COVERAGE = 0.8
 NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
 CALLED_AMONG = 20  # candidates read for whether one is called by the words a request opens with
+ENGLISH_ZIPF = 3.0  # wordfreq Zipf frequency from which a word is an English word rather than a name
 SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
 
@@ -180,6 +182,18 @@ def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
     return clauses[spelled.pop()] if len(spelled) == 1 else set()
 
 
+def _unheard(index: SelectionIndex, forms: tuple[str, ...]) -> bool:
+    """Is this a word no card has in any field, and not an English one: a name ("ganondorf", "kratos"), not the
+    picture ("fisherman", "bakery")? wordfreq's Zipf scale: 3 is a word a few times per million words."""
+    word = forms[0]
+    return (
+        word.isascii()
+        and word.isalpha()
+        and all(form not in index.idf for form in forms)
+        and zipf_frequency(word, "en") < ENGLISH_ZIPF
+    )
+
+
 def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) -> bool:
     """Is the noun phrase a request opens with the name of what it wants? When some card is called by most of it
     ("lilo with butterfly wings in a flower field": Lilo, not a "butterfly wings" model), or when it is short and
@@ -312,7 +326,10 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
         )
         # "doc brown from back to the future, ..., lightning": a name said with where it is from is who is asked
         declared = bool(headed.series) and not _names_a_role(headed)
-        if role or declared or (rare and _called_by_all(index, headed, said)):
+        # "ganondorf on a throne, red hair, ...": an opening word no card has and English does not use is a name we
+        # lack, whatever a clause of the picture spells
+        unheard = len(said) <= SHORT_HEAD and any(_unheard(index, forms) for forms in said)
+        if role or declared or unheard or (rare and _called_by_all(index, headed, said)):
             clause = set()
     if clause:
         reference = reference.with_phrase(clause)
