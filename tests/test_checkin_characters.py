@@ -166,6 +166,15 @@ def test_another_languages_function_word_in_an_english_request_is_a_name(checkin
     assert (result.status, result.checkpoint_id) == ("selected", "dan")
 
 
+def test_please_in_french_names_nothing(checkin):
+    result = checkin.ask("nilla brook, la version v2 stp : elle lit dans un train", NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == (
+        "selected",
+        "nilla-2",
+        "nillab, elle lit dans un train",
+    )
+
+
 def test_an_old_version_said_with_its_number(checkin):
     result = checkin.ask("nilla brook, the old v1 — reading by a window", NOW)
     assert (result.status, result.checkpoint_id, result.prompt) == (

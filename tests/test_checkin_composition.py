@@ -358,6 +358,8 @@ def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tm
         "lyra venn drawn by ink wash style, reading by a window",
         "lyra venn in the manner of ink wash style, reading by a window",
         "make lyra venn look like ink wash style, reading by a window",
+        "lyra venn drawn like ink wash style, reading by a window",
+        "lyra venn, make her look like those ink wash style pages, reading by a window",
     ],
 )
 def test_a_style_said_as_a_style_is_a_model(checkin, request_text):

@@ -149,7 +149,7 @@ _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" say
     r"checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
-    r"s'il (?:te|vous) pla[iî]t|svp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
+    r"s'il (?:te|vous) pla[iî]t|svp|stp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
     r"пожалуйста)(?![A-Za-z0-9-])"
     r"|お願いします|お願い|ください|부탁해요|부탁합니다|부탁해|주세요",  # "please" in Japanese and Korean
     re.I,

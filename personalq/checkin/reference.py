@@ -59,7 +59,7 @@ _PHRASE_STOPS = (
     frozenset(
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
-        "as but not no without some any regular normal standard plain usual please pls plz "
+        "as but not no without some any regular normal standard plain usual please pls plz svp stp porfa "
         "usa usar usando utilise utiliser utilisez benutze nutze pakai do".split()  # "use" in other languages
     )
     | FUNCTION_WORDS
@@ -78,7 +78,9 @@ _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
 _ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 _WITH = frozenset("with con avec com mit dengan".split())  # "with my wano style lora", "mit der LoRA"
-_DETERMINERS = frozenset("my the your this that el la le il lo der die das den mi mon ma mein meine".split())
+_DETERMINERS = frozenset(
+    "my the your this that these those el la le il lo der die das den mi mon ma mein meine".split()
+)
 # words that open what the picture shows around its subject: a request that marks no name opens with it before them
 SCENE_OPENERS = frozenset(
     "on in at by under over near beside inside outside against during through across around behind into onto above "
@@ -131,7 +133,7 @@ _ROMANCE_OF = frozenset("de del du des di della dello do da".split())
 STOPWORDS = (
     frozenset(STOPWORDS_EN)
     | frozenset(
-        "one ones version versions please pls plz use using want like need "
+        "one ones version versions please pls plz svp stp porfa use using want like need "
         "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
         "over under across through around behind between inside outside near above below beside along toward towards "
         "onto upon against among beneath within from about after before during until while "
@@ -806,7 +808,16 @@ def _listed_rare_names(
 
 # words before the name of a style, said as a style is: "drawn by katsura masakazu", "in the manner of marcel
 # marlier", "look like the pulp art lora", "done in animepunk"
-_STYLED = (("drawn", "by"), ("painted", "by"), ("manner", "of"), ("look", "like"), ("looks", "like"), ("done", "in"))
+_STYLED = (
+    ("drawn", "by"),
+    ("painted", "by"),
+    ("drawn", "like"),
+    ("painted", "like"),
+    ("manner", "of"),
+    ("look", "like"),
+    ("looks", "like"),
+    ("done", "in"),
+)
 
 
 def _styled_after(text: str, runs: list, lowered: list[str], i: int) -> int:
@@ -1082,7 +1093,9 @@ _PLACES = frozenset(
 )
 
 
-_SIGN_OFF = frozenset("pls plz please thx thanks".split())  # said after a name, part of none ("lol" is a game too)
+_SIGN_OFF = frozenset(
+    "pls plz please svp stp porfa thx thanks".split()
+)  # said after a name, part of none ("lol" is a game too)
 _ANYBODY = frozenset("someone somebody anyone anybody everyone everybody nobody".split())
 
 
