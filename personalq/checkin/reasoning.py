@@ -182,7 +182,8 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         labelled = {c.family or c.id for c in cards if version_matches(intent.version_parts, c)}
         base = f"sd-{label}"
         spoken = intent.text[slice(*intent.version_span)] if intent.version_span else ""
-        if not labelled and not re.search(r"(?i)v\s*\d", spoken) and len({c.base_model == base for c in cards}) == 2:
+        for_base = [c.base_model == base for c in cards]
+        if not labelled and not re.search(r"(?i)v\s*\d", spoken) and any(for_base) and not all(for_base):
             # "the 1.5 one" of "Winter Style" and "Winter Style SD 2.1": no label has it, a base model does
             steps.append((f"none of them is for {base}", lambda c: c.base_model == base))
         else:
