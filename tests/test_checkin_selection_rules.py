@@ -714,3 +714,27 @@ def test_an_answer_that_says_a_base_number_picks_the_twin_for_that_base(settings
     assert first.status == "clarify"
     assert twins.answer(first.session, "the 1.5 one").checkpoint_id == "tundra"
     assert picked(twins, "tundra style v1.5, a cabin in a blizzard")[0] == "no_match"
+
+
+def test_the_one_without_a_thing_is_the_one_that_says_so_and_a_kind_ruled_out_rules_out(settings, tmp_path):
+    """ "the one without the hat" is the model that says "[No Hat]", not every model that has no "hat"; "not the
+    embedding" when every candidate is one is no match; "fresh" in the picture is no recency word."""
+    among = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="wren-ti", name="Wren Ashby - TI", kind="textual_inversion", triggers=["emb_wren"]),
+            dict(
+                card_id="wren-nohat",
+                name="Wren Ashby [No Hat] - TI",
+                kind="textual_inversion",
+                triggers=["emb_wren-no-hat"],
+            ),
+            dict(card_id="okra", name="Okra Tanaka TI", kind="textual_inversion", triggers=["okra-1800"]),
+        ],
+    )
+    result = among.ask("wren ashby embedding, the one without the hat — reading on a broom", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "wren-nohat")
+    assert among.ask("okra tanaka as a lora, not the embedding, on a rooftop", NOW).status == "no_match"
+    result = among.ask("okra-1800 in negatives pls, red fox in fresh snow", NOW)
+    assert (result.checkpoint_id, result.prompt) == ("okra", "okra-1800, red fox in fresh snow")

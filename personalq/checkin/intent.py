@@ -107,7 +107,7 @@ _LATEST_VERSION = re.compile(
     r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I
 )
 _NEWEST = re.compile(
-    r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|fresh(?:est)?|new)\b"
+    r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|freshest|new)\b"
     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую"
     # Spanish, French, Portuguese, Italian, German, Indonesian
     r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
@@ -644,6 +644,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
     text = re.sub(r"[,;:]\s*\.(?=\s|$)|\.\s*[,;:](?=\s)", ".", text)  # "<trigger>,. soldier": "pls" was cut
+    text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
     # words left leading into nothing, in any language ("..., mit der", "... pakai"); the person's own last words
     # stay ("with the headlights on")

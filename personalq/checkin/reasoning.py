@@ -119,9 +119,17 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
             wanted = parse_version(word).parts
             if field_tokens(word) & fields["version"] or (card.version and version_matches(wanted, card)):
                 return True
-        elif _word_tokens(word) & tokens:
+        elif _word_tokens(word) & tokens and not _says_without(card, word):
             return True
     return False
+
+
+def _says_without(card: StoredCheckpoint, word: str) -> bool:
+    """Does the card's name, label or trigger say it is without ``word`` ("Elaina [No Hat]", "no-hat", "hatless"):
+    then "the one without the hat" is that one, not one it rules out?"""
+    texts = " ".join((card.name, str(card.version or ""), *card.triggers)).casefold()
+    said = re.escape(word.casefold())
+    return re.search(rf"\b(?:no|without|non)[\s_-]*{said}\b|\b{said}[\s_-]*less\b", texts) is not None
 
 
 def rules_out(word: str, cards: list[StoredCheckpoint]) -> bool:
@@ -611,7 +619,14 @@ def _constrained(
 def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
     """Among the leaders: the kind and style named, the one used last, the recency words; one left is selected,
     several are a question."""
+    # "okabe as a lora, not the embedding": every leader an embedding is no match ("not the lora" may still be a
+    # LoCon, which is a LoRA file too)
+    if "textual_inversion" in _kinds_named(intent.text)[1] and all(r.card.kind == "textual_inversion" for r in pool):
+        reason = "Close candidates exist, but every one is an embedding."
+        return Decision("no_match", [], reason, [r.card for r in pool[:3]])
     pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
+    # "the one without the hat": the leaders that say so ("Elaina [No Hat]"), when some do
+    pool = [r for r in pool if any(_says_without(r.card, w) for w in intent.excluded)] or pool
     cards = [r.card for r in pool]
     if intent.used_order:
         used = [c for c in cards if c.last_used_at]
