@@ -166,22 +166,18 @@ def test_another_languages_function_word_in_an_english_request_is_a_name(checkin
     assert (result.status, result.checkpoint_id) == ("selected", "dan")
 
 
-def test_please_in_french_names_nothing(checkin):
-    result = checkin.ask("nilla brook, la version v2 stp : elle lit dans un train", NOW)
-    assert (result.status, result.checkpoint_id, result.prompt) == (
-        "selected",
-        "nilla-2",
-        "nillab, elle lit dans un train",
-    )
-
-
-def test_an_old_version_said_with_its_number(checkin):
-    result = checkin.ask("nilla brook, the old v1 — reading by a window", NOW)
-    assert (result.status, result.checkpoint_id, result.prompt) == (
-        "selected",
-        "nilla-1",
-        "nillab, reading by a window",
-    )
+@pytest.mark.parametrize(
+    "request_text, expected, prompt",
+    [
+        # "stp" is French "please", and names nothing
+        ("nilla brook, la version v2 stp : elle lit dans un train", "nilla-2", "nillab, elle lit dans un train"),
+        # "the old v1": an old version said with its number
+        ("nilla brook, the old v1 — reading by a window", "nilla-1", "nillab, reading by a window"),
+    ],
+)
+def test_a_version_said_with_please_or_old_and_the_prompt_it_leaves(checkin, request_text, expected, prompt):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id, result.prompt) == ("selected", expected, prompt)
 
 
 def test_a_title_a_name_glosses_in_brackets_is_the_picture_when_listed(checkin):

@@ -403,25 +403,25 @@ class SelectionIndex:
         forms = {squash(word)} if "_" in word else field_tokens(word)  # a handle is one word: "h_madoka"
         return bool(forms & self._creators) and not forms & self._titles
 
+    def _names_whole(self, whole: str) -> bool:
+        """Is the squashed text ``whole`` some model's whole name, or the title a name opens with?"""
+        return any(i >= 0 for i in self._mentions.get(whole, ())) or (
+            len(whole) >= OPENING_TITLE_LETTERS and whole in self._opening_titles
+        )
+
     def spells_name(self, text: str) -> bool:
         """Is ``text`` some model's whole name, or a title inside few models' names, written out?"""
         whole = squash(text)
-        return (
-            any(i >= 0 for i in self._mentions.get(whole, ()))
-            or whole in self._inner_titles
-            or (len(whole) >= OPENING_TITLE_LETTERS and whole in self._opening_titles)
-        )
+        return self._names_whole(whole) or whole in self._inner_titles
 
     def spells_rare_name(self, text: str) -> bool:
-        """Does ``text`` spell a model's whole name (see :meth:`spells_name`) with a word few cards have ("glasstech
-        world morph", not "butterfly wings"): a name, never the picture's words?"""
+        """Does ``text`` spell a model's whole name or opening title with a word few cards have ("glasstech world
+        morph", not "butterfly wings"): a name, never the picture's words? A title inside brackets only glosses a
+        name ("Tired Eyes (dark circles)")."""
         rare = RARE_NAME_WORD * self.max_idf
-        whole = squash(text)
-        # a whole name or the title a name opens with; a title inside brackets glosses one ("... (dark circles)")
-        named = any(i >= 0 for i in self._mentions.get(whole, ())) or (
-            len(whole) >= OPENING_TITLE_LETTERS and whole in self._opening_titles
+        return self._names_whole(squash(text)) and any(
+            self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
-        return named and any(self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text))
 
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
