@@ -369,3 +369,55 @@ def test_a_style_said_as_a_style_is_a_model(checkin, request_text):
 
 def test_drawn_by_someone_is_the_picture(checkin):
     assert _set(checkin.ask("lyra venn drawn by a child, crayon on paper", NOW)) == [("lyra", 1.0)]
+
+
+def test_a_rare_whole_name_that_ends_a_clause_is_a_model_wherever_it_stands(settings, tmp_path):
+    cards = [
+        dict(card_id="kanbe", name="Kanbe Kotori (Rewrite)", tags=["character"], triggers=["kotori"]),
+        dict(card_id="drool", name="Drooling on sleep Lora", tags=["concept"], triggers=["drooling"]),
+        dict(card_id="swire", name="Arknights-Swire", tags=["character"], triggers=["swire"]),
+        dict(card_id="cyber", name="赛博世界/Cyberworld/赛博朋克场景 Lora", tags=["background"], triggers=["Cyberworld"]),
+        dict(card_id="meg", name="Meg Quillon", tags=["character"], triggers=["megquillon"]),
+        dict(card_id="glass", name="Broken Glass", tags=["style"], triggers=["brokenglass"]),
+        dict(card_id="fingers", name="Index Fingers Together | Pose", tags=["pose"], triggers=["index fingers"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    # after "using", as the last words: a model; the name the request opens with is one too, its last word the
+    # picture's ("asleep")
+    result = checkin.ask("kanbe kotori asleep at her desk using drooling on sleep", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["drool", "kanbe"]
+    assert "asleep at her desk" in result.prompt
+    # a name before a setting word ("background") is a model, one of a name's slash-parted titles
+    assert _chosen(checkin, "swire eating noodles at a neon food stall, cyberworld background") == ["cyber", "swire"]
+    # where the picture is, or after "a", is the picture; a clause that marks a model names that one
+    assert _chosen(checkin, "meg quillon standing behind broken glass") == ["meg"]
+    assert _chosen(checkin, "meg quillon standing in a broken glass maze") == ["meg"]
+    result = checkin.ask("pose lora where the character pokes her index fingers together - shy girl blushing", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["fingers"]
+
+
+def test_a_title_after_a_slash_is_said_as_a_name(settings, tmp_path):
+    cards = [
+        dict(card_id="mt", name="Mt Lady [My Hero Academia]", tags=["character"], triggers=["mtlady"]),
+        dict(card_id="suit", name="Bikesuit / Biker Suit | Goofy Ai", tags=["clothing"], triggers=["latex bikesuit"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("mt lady wearing the biker suit, leaning against a gas pump", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["mt", "suit"]
+    assert result.prompt.endswith("leaning against a gas pump")
+
+
+def test_words_said_of_a_version_name_no_second_model(settings, tmp_path):
+    cards = [
+        dict(card_id="m7-a", name="March 7th | Star Rail", family="m7", version="face", triggers=["march7th"]),
+        dict(card_id="m7-b", name="March 7th | Star Rail", family="m7", version="outfit", triggers=["march7th"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    # "march 7th" is the name it spells, no date; "the face version" says which of its versions
+    result = checkin.ask("march 7th taking a selfie in a lounge, use the face version", NOW)
+    assert result.status == "selected"
+    assert [c.checkpoint_id for c in result.checkpoints] == ["m7-a"]
+    assert checkin.ask("march 7th taking a selfie in a lounge", NOW).status == "clarify"

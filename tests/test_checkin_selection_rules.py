@@ -738,3 +738,54 @@ def test_the_one_without_a_thing_is_the_one_that_says_so_and_a_kind_ruled_out_ru
     assert among.ask("okra tanaka as a lora, not the embedding, on a rooftop", NOW).status == "no_match"
     result = among.ask("okra-1800 in negatives pls, red fox in fresh snow", NOW)
     assert (result.checkpoint_id, result.prompt) == ("okra", "okra-1800, red fox in fresh snow")
+
+
+def test_a_name_with_a_little_word_inside_is_said_whole(settings, tmp_path):
+    """ "dark and light style": the name "Dark and Light" said whole, though the request's words skip "and"; the
+    prompt loses the name with the word inside it."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="dusk", name="Dusk and Dawn", version="v2.0", tags=["scenery"], created_at="2023-05-15"),
+            dict(card_id="dawn", name="Dawn - Style", version="v1.0", tags=["style"], created_at="2023-05-20"),
+            dict(card_id="glass", name="djz Dusk Glass", version="v21", tags=["style"], created_at="2023-05-02"),
+        ],
+    )
+    result = checkin.ask("dusk and dawn style, the one from may: a lone knight on a bridge", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "dusk")
+    assert result.prompt == "a lone knight on a bridge"
+
+
+def test_please_in_another_language_is_no_name(settings, tmp_path):
+    """ "лору qxz пожалуйста": the name is "qxz", which three models share, not "qxz пожалуйста", which none has."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="qxz-elf", name="QXZ Nightfolk [ Warcraft ]", tags=["character"]),
+            dict(card_id="qxz-orc", name="QXZ Orcs [ Warcraft ]", tags=["character"]),
+            dict(card_id="qxz-troll", name="QXZ Trolls [ Warcraft ]", tags=["character"]),
+        ],
+    )
+    for please in ("пожалуйста", "bitte", "proszę"):
+        result = checkin.ask(f"город на закате, лору qxz {please}", NOW)
+        assert result.status == "clarify", please
+        assert {i for o in result.options for i in o.checkpoint_ids} == {"qxz-elf", "qxz-orc", "qxz-troll"}
+
+
+def test_a_base_said_is_a_base_though_a_label_spells_it(settings, tmp_path):
+    """ "the sd1.5 one" is a base model even where some model's version label is "SD1.5": no file is named by it."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="owl-15", name="Night Owl Helper", family="owl", version="v15", base_model="SD 1.5"),
+            dict(card_id="owl-21", name="Night Owl Helper", family="owl", version="v21", base_model="SD 2.1 768"),
+            dict(card_id="lamp", name="Paper Lamp", version="SD1.5", base_model="SD 1.5"),
+            dict(card_id="lamp-2", name="Paper Lamp", version="SD2.1", base_model="SD 2.1 768"),
+        ],
+    )
+    result = checkin.ask("a fox girl sweeping autumn leaves. night owl helper, the sd1.5 one", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "owl-15")
+    assert "sd1.5" not in result.prompt

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 import unicodedata
-from typing import Literal, Protocol
+from typing import Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process
@@ -28,6 +28,7 @@ from personalq.checkin.intent import (
     overlaps,
     parse_intent,
     prompt_text,
+    says_base,
 )
 from personalq.checkin.reasoning import Decision, decide, narrow, rank, rules_out
 from personalq.checkin.reference import (
@@ -56,6 +57,26 @@ _CHUNK = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 # a run that reads as a file's own name rather than a word: joined parts, digits or inner capitals ("wcat8-v1-2000",
 # "oot64", "DaveSpaceFour")
 _IDENTIFIER = re.compile(r"[^\W_][-_.][^\W_]|\d|[a-z][A-Z]")
+
+
+_VERSION_WORD = re.compile(r"(?i)v(?:er)?\.?\d+(?:\.\d+)*")
+NUMBERED_NAME_WORDS = 3  # the most words of a name with a number in it read as a name ("march 7th", "2b", "tf2 heavy")
+
+
+def _numbered_names(text: str, spells: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """Runs of two or more words with a number that spell a model's whole name or a title in it ("march 7th taking a
+    selfie": March 7th of Honkai Star Rail, no date): no step reads a date or a version inside them."""
+    chunks = list(_CHUNK.finditer(text))
+    found: list[tuple[int, int]] = []
+    for i in range(len(chunks)):
+        for j in range(i + 1, min(i + NUMBERED_NAME_WORDS, len(chunks))):
+            if text[chunks[j - 1].end() : chunks[j].start()].strip():
+                break
+            said = text[chunks[i].start() : chunks[j].end()]
+            versioned = any(_VERSION_WORD.fullmatch(c.group()) for c in chunks[i : j + 1])  # "the V3 final" is one
+            if any(c.isdigit() for c in said) and not versioned and spells(said):
+                found.append((chunks[i].start(), chunks[j].end()))
+    return found
 
 
 # one item of a tag prompt, WebUI emphasis aside: "(masterpiece:1.2)" is "masterpiece"
@@ -276,8 +297,11 @@ class CheckIn:
         message named a model by a WebUI tag too (the name it opens with may then be another model's)."""
         index = self.cache.index()
         files = [
-            m.span() for m in _CHUNK.finditer(text) if _IDENTIFIER.search(m.group()) and index.spells_file(m.group())
+            m.span()
+            for m in _CHUNK.finditer(text)
+            if _IDENTIFIER.search(m.group()) and index.spells_file(m.group()) and not says_base(m.group())
         ]
+        files += _numbered_names(text, index.spells_name)
         boilerplate = _boilerplate(text)
         files = [span for span in files if not overlaps(span, boilerplate)]
         intent = parse_intent(text, now, files=files)

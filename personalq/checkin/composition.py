@@ -20,7 +20,7 @@ from personalq.checkin.intent import Intent
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import KIND_WORDS, Reference
 from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, Ranking, retrieve
-from personalq.checkin.tokens import field_tokens
+from personalq.checkin.tokens import field_tokens, is_english
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
@@ -126,6 +126,29 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
 
     covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
     return any(called(r.card) for r in covering)
+
+
+TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's instead ("... asleep")
+
+
+def _named_opening(
+    cache: CardCache, intent: Intent, reference: Reference, words: set[int], groups: list[set[int]]
+) -> tuple[set[int], Ranking] | None:
+    """The first words of unmarked ``words``, two or more, that a model is called by, with their
+    ranking, when the whole is not a name ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is the picture's); each
+    rare among cards and no English word; None
+    when no shorter run is one."""
+    ordered = sorted(words)
+    index = cache.index()
+    for cut in range(1, min(TRIMMED_WORDS, len(ordered) - 2) + 1):
+        kept = set(ordered[:-cut])
+        said = [reference.words[k] for k in kept]
+        if not all(index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said):
+            continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
+        ranking = retrieve(cache, intent, _part_reference(reference, kept, groups))
+        if _names_model(cache, ranking, kept):
+            return kept, ranking
+    return None
 
 
 def _calls(fields: set[str], forms: tuple[str, ...]) -> bool:
@@ -291,6 +314,8 @@ def compose(
     """The parts of a request that names two or more models, each decided, with the ``tagged`` parts its WebUI
     tags named; None when it names one (the single pick's path then stands)."""
     groups = [] if reference.unspaced else marked_parts(intent.text, reference)  # pairs of CJK name no parts
+    # "march 7th ..., use the face version": words said of a version name a version of another part, not a model
+    groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
     if len(groups) + len(tagged) < 2:
         return None
     if len(groups) > MAX_LISTED:  # each name is a search: a request listing dozens is refused before any
@@ -310,7 +335,11 @@ def compose(
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         marked = words <= reference.phrase and _called_a_model(intent.text, reference, words)
         if not marked and not _names_model(cache, ranking, words):
-            continue  # not called a model, and no model is called so: the picture ("the captain's chair")
+            # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
+            named = _named_opening(cache, scoped, reference, words, groups)
+            if named is None:
+                continue  # not called a model, and no model is called so: the picture ("the captain's chair")
+            words, ranking = named
         parts.append(Part(words, ranking, decide(scoped, ranking), weights[i], marked=marked))
     parts += tagged
     if len(parts) < 2:

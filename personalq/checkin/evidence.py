@@ -144,6 +144,8 @@ def _idf(families: int, having: int) -> float:
 
 
 # the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
+# little words that stand inside names and that requests' words leave out ("Dark and Light", "Kill la Kill")
+_JOINERS = frozenset("a an and the of n in on to de la le du des del von no et y und e".split())
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
 
@@ -215,6 +217,7 @@ class SelectionIndex:
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
         self._mentions = self._spelled_names(cards)
+        self._said_around = self._names_without_joiners(cards)
         # the title a name opens with ("SteampunkAI" of "SteampunkAI [10MB] LoRA extraction"), squashed
         self._opening_titles = {
             squash(segments[0]) for card in cards if (segments := titles.segments(model_name(card)))
@@ -290,6 +293,18 @@ class SelectionIndex:
                 if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
                     mentions[whole].append(i if field == "name" else -1 - i)
         return dict(mentions)
+
+    @staticmethod
+    def _names_without_joiners(cards: list[StoredCheckpoint]) -> dict[str, list[int]]:
+        """Squashed whole names without the little words inside them ("darklight" of "Dark and Light", "killlamoon" of
+        "Kill la Moon"): a request's words leave those out, so a name said whole is found across them."""
+        around: dict[str, list[int]] = defaultdict(list)
+        for i, card in enumerate(cards):
+            said = words(model_name(card))
+            kept = [w for w in said if w not in _JOINERS]
+            if 2 <= len(kept) < len(said) and said[0] not in _JOINERS and said[-1] not in _JOINERS:
+                around[squash("".join(kept))].append(i)
+        return dict(around)
 
     @staticmethod
     def _titles_inside(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
@@ -621,12 +636,13 @@ class SelectionIndex:
         spelled: set[int] = set()
         for start in range(len(query)):
             for end in range(start + 1, min(len(query), start + 6) + 1):
-                if query[end - 1].position - query[start].position != end - 1 - start:
-                    break
+                if end - start > 1 and query[end - 1].position - query[end - 2].position > 2:
+                    break  # one little word may stand between two words of a name ("dark and light")
+                gapped = query[end - 1].position - query[start].position != end - 1 - start
                 whole = squash("".join(w.forms[0] for w in query[start:end]))
-                if query[start].weight > 0.0:
+                if query[start].weight > 0.0 and not gapped:
                     spelled.update(self._inner_titles.get(whole, ()))
-                for i in self._mentions.get(whole, ()):
+                for i in self._said_around.get(whole, ()) if gapped else self._mentions.get(whole, ()):
                     best, card = (best_family, i) if i >= 0 else (best_own, -1 - i)
                     if i >= 0 and query[start].weight > 0.0:
                         spelled.add(i)

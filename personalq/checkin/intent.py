@@ -97,6 +97,13 @@ _BASE_MODEL = re.compile(
     r"(?!\w|\.\d)",
     re.I,
 )
+
+
+def says_base(text: str) -> bool:
+    """Is ``text`` a base model said whole ("sd1.5", "SD 2.1"): a constraint, whatever version label spells it too."""
+    return _BASE_MODEL.fullmatch(text.strip()) is not None
+
+
 _ORDINAL_VERSION = re.compile(
     r"\b(?:the\s+|la\s+|die\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+"
     r"(?:version|iteration|release|build|versi[oó]n[e]?|vers[ãa]o|верси[яиюей])(?!\w)"

@@ -21,7 +21,7 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.rewrite import subject_phrases
-from personalq.checkin.tokens import is_unspaced, spans, squash
+from personalq.checkin.tokens import is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -54,14 +54,17 @@ _FUNCTION_WORDS_BY_LANGUAGE = {
     "ru": "с со и в во на из от для по",
 }
 FUNCTION_WORDS = frozenset(w for words in _FUNCTION_WORDS_BY_LANGUAGE.values() for w in words.split())
+# "please" as people write it in one word, in several languages ("лору sxz пожалуйста": the name is "sxz")
+PLEASE = frozenset("please pls plz svp stp porfa bitte пожалуйста пжлст proszę prosze lütfen".split())
 # a reference phrase never reaches back over these (ACTION_VERBS used as verbs are blanked to "")
 _PHRASE_STOPS = (
     frozenset(
         "a an the my your our his her their this that these those with using use used in on at of for by and or "
         "to from into i me it its is was be please like "
-        "as but not no without some any regular normal standard plain usual please pls plz svp stp porfa "
+        "as but not no without some any regular normal standard plain usual "
         "usa usar usando utilise utiliser utilisez benutze nutze pakai do".split()  # "use" in other languages
     )
+    | PLEASE
     | FUNCTION_WORDS
     | {""}
     | _DEMONSTRATIVES
@@ -133,7 +136,7 @@ _ROMANCE_OF = frozenset("de del du des di della dello do da".split())
 STOPWORDS = (
     frozenset(STOPWORDS_EN)
     | frozenset(
-        "one ones version versions please pls plz svp stp porfa use using want like need "
+        "one ones version versions use using want like need "
         "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
         "over under across through around behind between inside outside near above below beside along toward towards "
         "onto upon against among beneath within from about after before during until while "
@@ -141,6 +144,7 @@ STOPWORDS = (
         "do does did doing have has had am were been being can could would should shall may might must "
         "than".split()
     )
+    | PLEASE
     | FUNCTION_WORDS
     | _DEMONSTRATIVES
 )
@@ -501,6 +505,7 @@ def read_reference(
     taken = phrase | markers | makers | set().union(*named_runs)
     definite = _definite_names(text, runs, lowered, spells, taken)
     definite += _listed_rare_names(text, runs, lowered, spells_rare, taken | set().union(*definite))
+    definite += _rare_names_inside(text, runs, lowered, spells_rare, taken | set().union(*definite), phrase | markers)
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
     # request opens with, before its scene, beside a model it marks, tags or names whole
@@ -806,6 +811,50 @@ def _listed_rare_names(
     return found
 
 
+def _rare_names_inside(
+    text: str, runs: list, lowered: list[str], spells_rare: Callable[[str], bool], taken: set[int], marked: set[int]
+) -> list[set[int]]:
+    """Whole model names with a word few cards have that end a clause (or come before a kind or setting word), said
+    past the request's opening, not after "a"/"an" nor as a place ("kanbe kotori asleep at her desk using drooling on
+    sleep", "swire at a food stall, cyberworld background"; "standing behind broken glass" is the picture), in a
+    clause that marks no other name ("pose lora where ... index fingers together" names one model)."""
+    clause = [0] * len(runs)
+    for j in range(1, len(runs)):
+        clause[j] = clause[j - 1] + _break(text, runs, j)
+    marked_clauses = {clause[j] for j in marked}
+
+    def named(said: str, count: int) -> bool:
+        lone_word = count == 1 and (
+            len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s")) or is_english(said)
+        )
+        return not lone_word and spells_rare(said)
+
+    def called(stop: int) -> bool:  # a kind or setting word follows: "cyberworld background"
+        return stop < len(runs) and (lowered[stop] in KIND_WORDS or lowered[stop] in _SETTINGS)
+
+    def closes(stop: int) -> bool:  # the clause ends there
+        return stop >= len(runs) or _parted(text[runs[stop - 1][1] : runs[stop][0]])
+
+    def placed(i: int) -> bool:  # "standing behind broken glass": where the picture is
+        before = lowered[i - 2] if i >= 2 and lowered[i - 1] in _DETERMINERS else lowered[i - 1]
+        return before in _WHERE
+
+    found: list[set[int]] = []
+    i = 1
+    while i < len(runs):
+        group = None
+        if i not in taken and lowered[i - 1] not in _INDEFINITE and clause[i] not in marked_clauses:
+            group = _longest_name(text, runs, i, DEFINITE_NAME_WORDS[1], taken, named)
+            if group and not (called(group.stop) or (closes(group.stop) and not placed(i))):
+                group = None
+        if group:
+            found.append(set(group))
+            i = group.stop
+        else:
+            i += 1
+    return found
+
+
 # words before the name of a style, said as a style is: "drawn by katsura masakazu", "in the manner of marcel
 # marlier", "look like the pulp art lora", "done in animepunk"
 _STYLED = (
@@ -953,7 +1002,17 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
             spans_.append(span)
         elif reference.clauses[k] in clauses and len(word.forms[0]) >= 2 and labels_number(label, word.forms[0]):
             spans_.append(span)  # "deliberate v2 lora extract at 320": the dims its file's label carries
+    # the little word between two words that named it goes with them ("dark and light style, ...")
+    ordered = sorted(spans_)
+    spans_ += [
+        (before[1], after[0])
+        for before, after in zip(ordered, ordered[1:])
+        if before[1] < after[0] and _INSIDE_NAME.fullmatch(reference.text[before[1] : after[0]])
+    ]
     return spans_
+
+
+_INSIDE_NAME = re.compile(r"(?i)\s+(?:and|&|of|the|n|'n'|de|la|le|no)\s+")
 
 
 def labels_number(label: str, number: str) -> bool:
@@ -1091,11 +1150,12 @@ _PLACES = frozenset(
     "on in at under over near beside inside outside across around behind into onto above below along among "
     "between beneath within through".split()
 )
+# places a name said after is where the picture is ("behind broken glass"); "in"/"on" may say what is worn or drawn
+# ("in dark knight fashion", "marblesh:0.5 on elizabeth bathory")
+_WHERE = _PLACES - {"in", "on"}
 
 
-_SIGN_OFF = frozenset(
-    "pls plz please svp stp porfa thx thanks".split()
-)  # said after a name, part of none ("lol" is a game too)
+_SIGN_OFF = PLEASE | {"thx", "thanks"}  # said after a name, part of none ("lol" is a game too)
 _ANYBODY = frozenset("someone somebody anyone anybody everyone everybody nobody".split())
 
 

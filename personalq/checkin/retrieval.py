@@ -17,13 +17,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from wordfreq import zipf_frequency
 
 from personalq.checkin import titles
 from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
-from personalq.checkin.tokens import field_tokens, is_unspaced
+from personalq.checkin.tokens import field_tokens, is_english, is_unspaced
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
@@ -33,7 +32,6 @@ HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken a
 UNSPACED_SERIES_COVERAGE = 0.8
 NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
 CALLED_AMONG = 20  # candidates read for whether one is called by the words a request opens with
-ENGLISH_ZIPF = 3.0  # wordfreq Zipf frequency from which a word is an English word rather than a name
 SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
 
@@ -184,14 +182,9 @@ def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
 
 def _unheard(index: SelectionIndex, forms: tuple[str, ...]) -> bool:
     """Is this a word no card has in any field, and not an English one: a name ("ganondorf", "kratos"), not the
-    picture ("fisherman", "bakery")? wordfreq's Zipf scale: 3 is a word a few times per million words."""
+    picture ("fisherman", "bakery")?"""
     word = forms[0]
-    return (
-        word.isascii()
-        and word.isalpha()
-        and all(form not in index.idf for form in forms)
-        and zipf_frequency(word, "en") < ENGLISH_ZIPF
-    )
+    return word.isascii() and word.isalpha() and all(form not in index.idf for form in forms) and not is_english(word)
 
 
 def _head_names(index: SelectionIndex, headed: Reference, evidence: Evidence) -> bool:

@@ -22,10 +22,11 @@ MIN_LETTERS = 3
 MAX_LETTERS = 5
 # an acronym written in capitals: "OoT", "LoZ", "FGO", "BotW" (two capitals or more, letters only)
 _WRITTEN = re.compile(r"(?<![A-Za-z])(?=(?:[a-z]*[A-Z]){2})[A-Z][A-Za-z]{2,4}(?![A-Za-z])")
-# what separates titles inside a card's name: brackets, bars, commas, a spaced dash ("Momo - My Hero Academia"), and
+# what separates titles inside a card's name: brackets, bars, commas, a spaced dash ("Momo - My Hero Academia"), a
+# slash between names ("Bikesuit / Biker Suit", "LoCon/LoRA"; not "1/2"), and
 # a name in a script written without spaces beside the Latin one ("Yunyun ゆんゆん / KONOSUBA")
 _SEGMENT = re.compile(
-    r"[\[\](){}|,;:【】（）「」]|\s[-–—~]\s|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]+"
+    r"[\[\](){}|,;:【】（）「」]|\s[-–—~/]\s|(?<=[^\W\d_])/(?=[^\W\d_])|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]+"
 )
 _WORD = re.compile(r"[^\W\d_]+")
 # written in capitals, but words rather than titles

@@ -16,7 +16,9 @@ import unicodedata
 from collections.abc import Sequence
 
 from anyascii import anyascii
+from wordfreq import zipf_frequency
 
+ENGLISH_ZIPF = 3.0  # wordfreq Zipf frequency from which a word is an English word rather than a name
 # scripts written without spaces between words
 _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _RUN = re.compile(
@@ -140,4 +142,10 @@ def field_tokens(text: str) -> set[str]:
     return tokens
 
 
-__all__ = ["field_tokens", "fold", "is_unspaced", "spans", "squash", "words"]
+def is_english(word: str) -> bool:
+    """Is ``word`` an English word ("fisherman", "sticker") rather than a name ("ganondorf", "kotori")? wordfreq's Zipf
+    scale: 3 is a word a few times per million words."""
+    return zipf_frequency(word.lower(), "en") >= ENGLISH_ZIPF
+
+
+__all__ = ["field_tokens", "fold", "is_english", "is_unspaced", "spans", "squash", "words"]
