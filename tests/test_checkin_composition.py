@@ -376,7 +376,7 @@ def test_a_rare_whole_name_that_ends_a_clause_is_a_model_wherever_it_stands(sett
         dict(card_id="kanbe", name="Kanbe Kotori (Rewrite)", tags=["character"], triggers=["kotori"]),
         dict(card_id="drool", name="Drooling on sleep Lora", tags=["concept"], triggers=["drooling"]),
         dict(card_id="swire", name="Arknights-Swire", tags=["character"], triggers=["swire"]),
-        dict(card_id="cyber", name="赛博世界/Cyberworld/赛博朋克场景 Lora", tags=["background"], triggers=["Cyberworld"]),
+        dict(card_id="cyber", name="赛博世界/Cyberworld/赛博朋克场景", tags=["background"], triggers=["Cyberworld"]),
         dict(card_id="meg", name="Meg Quillon", tags=["character"], triggers=["megquillon"]),
         dict(card_id="glass", name="Broken Glass", tags=["style"], triggers=["brokenglass"]),
         dict(card_id="fingers", name="Index Fingers Together | Pose", tags=["pose"], triggers=["index fingers"]),

@@ -789,3 +789,71 @@ def test_a_base_said_is_a_base_though_a_label_spells_it(settings, tmp_path):
     result = checkin.ask("a fox girl sweeping autumn leaves. night owl helper, the sd1.5 one", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "owl-15")
     assert "sd1.5" not in result.prompt
+
+
+def test_a_numbered_file_name_after_use_names_the_model_and_leaves_the_prompt(settings, tmp_path):
+    """ "use no.505 fallen_down": "No." numbers the name (no negation), and the words an underscore joins leave the
+    prompt whole, the trigger standing in."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="fall", name="No.505 pose fallen_down", tags=["pose"], triggers=["fallen down"]),
+            dict(card_id="girls", name="Academy Girlpack", tags=["character"], triggers=["school girl"]),
+        ],
+    )
+    for request_text in (
+        "girl tripped on the school stairs, use no.505 fallen_down",
+        "girl tripped on the school stairs, use fallen_down",
+    ):
+        result = checkin.ask(request_text, NOW)
+        assert (result.status, result.checkpoint_id) == ("selected", "fall")
+        assert result.prompt == "a girl tripped on the school stairs, fallen down"
+
+
+def test_model_before_what_it_is_a_model_of_is_a_word_of_the_name(settings, tmp_path):
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="kit", name="Girl model kit | Concept", tags=["concept"], triggers=["girl-model-kit"]),
+            *(
+                dict(card_id=f"pack-{n}", name=f"{n} Academy - Girl pack", tags=["character"], triggers=["girl"])
+                for n in ("Harbor", "Castle", "River", "Forest")
+            ),
+            dict(card_id="konkit", name="KON-KIT STYLE", tags=["style"], triggers=["konkit"]),
+        ],
+    )
+    result = checkin.ask("girl model kit lora pls: a knight figure on a shelf next to her box art", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "kit")
+
+
+def test_a_series_said_with_its_subtitle_and_a_relative_ruled_out(settings, tmp_path):
+    """ "lana from pokemon sun n moon (not her mom)": "Pokemon - Lana" has the series without its subtitle, and "her
+    mom" rules out "Lana's mom"."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="lana", name="Pokemon - Lana", tags=["character", "pokemon"]),
+            dict(card_id="mom", name="Lana's mom (Pokemon)", tags=["character", "pokemon"]),
+            dict(card_id="staff", name="Aether Employee - Pokemon Sun and Moon", tags=["character"]),
+        ],
+    )
+    result = checkin.ask("lana from pokemon sun n moon (not her mom) fishing off a pier", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "lana")
+    # a name no card has from that series is still none
+    assert checkin.ask("mallow from pokemon sun n moon fishing off a pier", NOW).status == "no_match"
+
+
+def test_a_dash_left_before_a_cut_sentence_leaves_no_mark_behind(settings, tmp_path):
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="ash", name="Ashlyn Grove - Dread Village", version="v2", triggers=["ashlyn"]),
+            dict(card_id="ash-new", name="Ashlyn Grove - Dread Village Remake", version="v2", triggers=["ashlyn"]),
+        ],
+    )
+    result = checkin.ask("ashlyn grove from dread village, not the remake — v2 please. running through a village", NOW)
+    assert result.prompt == "ashlyn. running through a village"

@@ -17,6 +17,7 @@ from typing import Callable
 
 from personalq.checkin.evidence import card_fields
 from personalq.checkin.intent import Intent
+from personalq.checkin.lexicon import MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import KIND_WORDS, Reference
 from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, Ranking, retrieve
@@ -80,7 +81,9 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
     after_connector = False
     for k in sorted(reference.phrase):
         start, end = reference.spans[k]
-        if _BETWEEN_NAMES.fullmatch(text[start:end]):  # "ema aizawa plus the bard fashion lora": a connector
+        # "ema aizawa plus the bard fashion lora": a connector ("girl model kit": a "model" of something is a word)
+        of_something = k + 1 < len(reference.words) and reference.words[k + 1].forms[0] in MODEL_COMPOUNDS
+        if _BETWEEN_NAMES.fullmatch(text[start:end]) and not of_something:
             after_connector = True  # read as a word of the phrase stands between two names
             continue
         if groups and not after_connector:

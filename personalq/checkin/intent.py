@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
-from personalq.checkin.lexicon import STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
+from personalq.checkin.lexicon import MODEL_COMPOUNDS, STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
 from personalq.checkin.strength import Strength, read_strengths
 from personalq.checkin.timeparse import Window, find_times
 
@@ -133,7 +133,8 @@ _LAST_USED = re.compile(
     r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+(?:the\s+|a\s+|an\s+|my\s+)?"
+    r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+"
+    r"(?:the\s+|a\s+|an\s+|my\s+|her\s+|his\s+|their\s+)?"  # "lana (not her mom)"
     r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
 )
@@ -152,7 +153,7 @@ _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" say
     r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|ones|"
     r"one(?=\s*(?:$|[^\w\s]|\b(?:" + _AFTER_ONE + r")\b))|"
     # "model" where it stands for the checkpoint, not before what it is a model of ("a model kit", "model train")
-    r"models?(?!\s+(?:kit|kits|train|trains|ship|ships|car|cars|plane|planes|figure|figures|of)\b)|"
+    r"models?(?!\s+(?:" + "|".join(sorted(MODEL_COMPOUNDS)) + r"|of)\b)|"
     r"checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
@@ -565,6 +566,18 @@ def _merge(spans: list[tuple[int, int]], text: str = "") -> list[tuple[int, int]
     return merged
 
 
+def _joined(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with those an underscore or a dot joins made one ("fallen" and "down" of "use fallen_down", "no" and
+    "505" of "No.505": the whole word named the model)."""
+    joined: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if joined and text[joined[-1][1] : start] in ("_", "."):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
+
+
 def _inside_compound(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is part of a word joined by underscores ("xl" of "frostnymph_xl", a trigger the
     prompt keeps whole)."""
@@ -633,7 +646,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
     cuts = [
         (start - len(_lead_in(text, start, keep_determiner=bool(held(start, end)))), end)
-        for start, end in [*intent.selection_spans, *intent.talk_spans, *naming]
+        for start, end in [*intent.selection_spans, *intent.talk_spans, *_joined(text, naming)]
         if not _inside_compound(text, start, end)
     ]
     for start, end in reversed(_merge(cuts, text)):
@@ -648,10 +661,10 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
+    text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
     text = re.sub(r"[,;:]\s*\.(?=\s|$)|\.\s*[,;:](?=\s)", ".", text)  # "<trigger>,. soldier": "pls" was cut
-    text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space
     # words left leading into nothing, in any language ("..., mit der", "... pakai"); the person's own last words
     # stay ("with the headlights on")

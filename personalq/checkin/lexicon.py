@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import re
 
+# nouns that make "model" a thing drawn rather than a checkpoint: "a girl model kit", "a model train", "model sheet"
+MODEL_COMPOUNDS = frozenset(
+    "kit kits train trains ship ships car cars plane planes figure figures sheet sheets".split()
+)
+
 SUBJECT_SYNONYMS: dict[str, tuple[str, ...]] = {
     "dog": ("dog", "puppy", "pup", "doggo", "doggy", "doggie", "pooch", "hound", "canine"),
     "cat": ("cat", "kitty", "kitten", "kitteh", "feline"),

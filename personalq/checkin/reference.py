@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
+from personalq.checkin.lexicon import MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
 from personalq.checkin.tokens import is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
@@ -313,16 +314,30 @@ def read_reference(
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
     lowered = _names_not_function_words(lowered)
+    # "girl model kit lora": "model" before what it is a model of is a word of the name, no kind word (in capitals,
+    # which no word list holds)
+    lowered = [
+        w.upper() if w in ("model", "models") and i + 1 < len(lowered) and lowered[i + 1] in MODEL_COMPOUNDS else w
+        for i, w in enumerate(lowered)
+    ]
 
-    def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged")
-        gap = text[runs[i][1] : runs[j][0]]
-        return gap != "-" and bool(_BOUNDARY.search(gap))
+    def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged"), and
+        gap = text[runs[i][1] : runs[j][0]]  # so does a dot before a number ("No.505")
+        return gap != "-" and not (gap == "." and lowered[j][:1].isdigit()) and bool(_BOUNDARY.search(gap))
 
     phrase: set[int] = set()
     markers: set[int] = set()  # kind and naming words that belong to a phrase
     described: set[int] = set()  # phrase words of a description after a kind word
     kinds = 0
     makers: set[int] = set()  # runs naming who made the model
+
+    def numbering(j: int) -> bool:  # "No.505 fallen_down": "no" that numbers a name, not a negation
+        return (
+            lowered[j] in ("no", "nr")
+            and j + 1 < len(runs)
+            and text[runs[j][1] : runs[j + 1][0]] == "."
+            and lowered[j + 1].isdigit()
+        )
 
     def forward(i: int) -> None:
         """Collect the name after run ``i`` ("use ArtDecoAI", "with my wano style lora", "hahafofo's big head"), up
@@ -336,13 +351,17 @@ def read_reference(
         while (
             j < len(runs)
             and not boundary_between(j - 1, j)
-            and lowered[j] not in _PHRASE_STOPS
+            and (lowered[j] not in _PHRASE_STOPS or numbering(j))
             and not (j > i + 1 and _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""))
         ):
             if lowered[j] in KIND_WORDS:
                 markers.add(j)
                 j += 1  # "use the starfire lora from teen titans": where it is from follows the kind word
                 break
+            if numbering(j):
+                markers.add(j)
+                j += 1
+                continue
             phrase.add(j)
             markers.add(i)
             named = True

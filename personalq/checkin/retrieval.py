@@ -255,11 +255,21 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         return False
     for r in candidates:
         i = index.position[r.card.id]
-        r.of_series, r.series = not known or series[i] >= least, float(said_words[i])
+        # a card whose name has the whole name needs only some of the series' words: "lana from pokemon sun n moon"
+        # is "Pokemon - Lana", a series said with its subtitle
+        called = (
+            bool(head_words)
+            and series[i] < least
+            and said_words[i] > 0.0
+            and all(card_fields(r.card)["name"].intersection(word.forms) for word in head_words)
+        )
+        r.of_series, r.series = not known or series[i] >= least or called, float(said_words[i])
         if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2:
             r.of_series = False  # "fiona from shrek": "Fiona Frost | SPY x FAMILY" says it is another story's
         if not r.of_series:
             r.coverage = 0.0
+        elif called:  # its name has the whole name, and the series in part: the name says who
+            r.coverage = float(head[i])
         elif named:  # a series no card has says nothing of who: the name alone ("姫野 from チェンソーマン")
             r.coverage = min(r.coverage, float(head[i])) if known else float(head[i])
     return bool(known) and not named
