@@ -421,3 +421,20 @@ def test_words_said_of_a_version_name_no_second_model(settings, tmp_path):
     assert result.status == "selected"
     assert [c.checkpoint_id for c in result.checkpoints] == ["m7-a"]
     assert checkin.ask("march 7th taking a selfie in a lounge", NOW).status == "clarify"
+
+
+def test_a_kind_word_before_the_name_in_another_language_calls_it_a_model(settings, tmp_path):
+    cards = [
+        dict(card_id="mira", name="fairy knight (fate) mirelune", tags=["character"], triggers=["mirelune"]),
+        dict(card_id="towns", name="XSarch-23EnvironmentalHarbortowns", tags=["background"], triggers=["a harbor"]),
+        dict(card_id="fumi", name="Fumi Arata | Build Tales", tags=["character"], triggers=["fumiarata"]),
+        dict(card_id="morph", name="Quartzwire - World Morph", tags=["style"], triggers=["quartzwire"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    # "el lora de X": the kind word comes first; the name the request opens with is the other part
+    result = checkin.ask("mirelune con el lora de harbor towns de fondo, paseando junto a un canal", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["mira", "towns"]
+    assert "paseando junto a un canal" in result.prompt
+    # "mit" lists a model's whole rare name as "with" does
+    assert _chosen(checkin, "fumi arata mit quartzwire world morph, auf einer brücke") == ["fumi", "morph"]

@@ -137,10 +137,9 @@ TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's 
 def _named_opening(
     cache: CardCache, intent: Intent, reference: Reference, words: set[int], groups: list[set[int]]
 ) -> tuple[set[int], Ranking] | None:
-    """The first words of unmarked ``words``, two or more, that a model is called by, with their
-    ranking, when the whole is not a name ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is the picture's); each
-    rare among cards and no English word; None
-    when no shorter run is one."""
+    """The first words of unmarked ``words``, two or more, each rare among cards and no English word, that a model is
+    called by, with their ranking, when the whole is not a name ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is
+    the picture's); None when no shorter run is one."""
     ordered = sorted(words)
     index = cache.index()
     for cut in range(1, min(TRIMMED_WORDS, len(ordered) - 2) + 1):
@@ -244,13 +243,17 @@ _MODEL_WORDS = re.compile(
     r"(?i)^[\s,]*(?:\w+\s+)?(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
 )
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
+# a kind word before the name, as Romance languages put it: "con el lora de european towns", "le lora du ..."
+_KIND_OF = re.compile(
+    r"(?i)\b(?:lora|loras|locon|lycoris|embedding|modelo|mod[eè]le|modello)\s+(?:de|del|du|des|di|della|do|da)\s+$"
+)
 
 
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
-    """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora"), not only a
-    style ("in sketch style")?"""
+    """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
+    ghibli"), not only a style ("in sketch style")?"""
     start, end = span_of(reference, words)
-    return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]))
+    return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]) or _KIND_OF.search(text[:start]))
 
 
 def _families(part: Part) -> set[str]:

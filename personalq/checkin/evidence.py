@@ -53,6 +53,8 @@ PREFIX_MIN_LENGTH = 4
 PREFIX_SIMILARITY = 0.75
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
+_ALIASES = re.compile(r"\s*/\s*")  # between the names a card gives one model in several languages
+LONE_TITLE_LETTERS = 6  # a one-word title inside a name this long or longer names the model ("ghostdom")
 MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the request
 MISSPELT_STARTS = 8  # phrase words a misspelt name may start at: a name is said early, and each is a fuzzy search
 SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
@@ -223,6 +225,14 @@ class SelectionIndex:
             squash(segments[0]) for card in cards if (segments := titles.segments(model_name(card)))
         } - {""}
         self._inner_titles = self._titles_inside(cards, self.family_of)
+        # one-word names a name gives beside others after a slash ("ghostdom" of "彼岸/ghostdom/冥界 Lora"), squashed;
+        # not the series a dash or bracket adds ("Cerberus - Helltaker")
+        self._lone_titles = {
+            title
+            for card in cards
+            for alias in _ALIASES.split(model_name(card))[1:]
+            if len(alias.split()) == 1 and len(title := squash(alias)) >= LONE_TITLE_LETTERS and title.isalpha()
+        }
         self._names_by_length: dict[int, list[str]] = defaultdict(list)  # squashed names and titles, for typos
         for whole in {w for w, ids in self._mentions.items() if any(i >= 0 for i in ids)} | set(self._inner_titles):
             self._names_by_length[len(whole)].append(whole)
@@ -430,11 +440,12 @@ class SelectionIndex:
         return self._names_whole(whole) or whole in self._inner_titles
 
     def spells_rare_name(self, text: str) -> bool:
-        """Does ``text`` spell a model's whole name or opening title with a word few cards have ("glasstech world
-        morph", not "butterfly wings"): a name, never the picture's words? A title inside brackets only glosses a
-        name ("Tired Eyes (dark circles)")."""
+        """Does ``text`` spell a model's whole name, opening title or a one-word title beside others ("ghostdom")
+        with a word few cards have ("glasstech world morph", not "butterfly wings"): a name, never the picture's words?
+        A title inside brackets only glosses a name ("Tired Eyes (dark circles)")."""
         rare = RARE_NAME_WORD * self.max_idf
-        return self._names_whole(squash(text)) and any(
+        whole = squash(text)
+        return (self._names_whole(whole) or whole in self._lone_titles) and any(
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
 

@@ -674,7 +674,7 @@ def _listed(
             return True
         if not kinds and lowered[j] == "in":  # a name said in title case after "in" is a model's, not a place
             return titled(j + 1)
-        if not kinds and lowered[j] == "with":
+        if not kinds and lowered[j] in _WITH:  # "with", and as other languages say it ("mostima mit ghostdom")
             return (
                 file_name(j + 1)
                 or (j + 2 < len(runs) and lowered[j + 1] in _DETERMINERS and file_name(j + 2))
@@ -688,8 +688,8 @@ def _listed(
     while i < end:
         connected = carried or (i > 0 and bool(_JOINED_BY.search(text[runs[i - 1][1] : runs[i][0]])))
         carried = False
-        while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing or lowered[i] == "with"):
-            connected = connected or lowered[i] in listing or lowered[i] == "with"
+        while i < end and (lowered[i] in _DETERMINERS or lowered[i] in listing or lowered[i] in _WITH):
+            connected = connected or lowered[i] in listing or lowered[i] in _WITH
             i += 1
         if i < end and lowered[i] in _INDEFINITE:  # "a knight with ...": the picture, to the next connector
             i += 1
@@ -806,7 +806,9 @@ def _definite_names(
 
 
 # what a model may be given as in a picture ("... as the background"): the words before are its name
-_SETTINGS = frozenset("background backdrop bg backgrounds setting scenery".split())
+_SETTINGS = frozenset("background backdrop bg backgrounds setting scenery hintergrund fondo fond fundo".split())
+# what may stand between a name and the setting it is given as ("ghostdom als hintergrund", "as the background")
+_AS = frozenset("as als como comme come the de di en".split())
 
 
 def _listed_rare_names(
@@ -848,7 +850,9 @@ def _rare_names_inside(
         )
         return not lone_word and spells_rare(said)
 
-    def called(stop: int) -> bool:  # a kind or setting word follows: "cyberworld background"
+    def called(stop: int) -> bool:  # a kind or setting word follows: "cyberworld background", "... als hintergrund"
+        while stop < len(runs) and lowered[stop] in _AS and not _break(text, runs, stop):
+            stop += 1
         return stop < len(runs) and (lowered[stop] in KIND_WORDS or lowered[stop] in _SETTINGS)
 
     def closes(stop: int) -> bool:  # the clause ends there
