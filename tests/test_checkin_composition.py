@@ -438,3 +438,24 @@ def test_a_kind_word_before_the_name_in_another_language_calls_it_a_model(settin
     assert "paseando junto a un canal" in result.prompt
     # "mit" lists a model's whole rare name as "with" does
     assert _chosen(checkin, "fumi arata mit quartzwire world morph, auf einer brücke") == ["fumi", "morph"]
+
+
+def test_after_a_a_name_with_a_word_english_lacks_is_a_model(settings, tmp_path):
+    cards = [
+        dict(card_id="hito", name="DOA - Hitomi", tags=["character"], triggers=["hitomi"]),
+        dict(card_id="jacket", name="zhongguo_jacket", tags=["clothing"], triggers=["zhongguo_jacket"]),
+        dict(card_id="heels", name="Floral Bow Crystal Pointy Heels | 仙女高跟鞋", tags=["clothing"]),
+        dict(card_id="alley", name="Alleyway", tags=["background"], triggers=["alleyway"]),
+        dict(card_id="market", name="Night Market", tags=["background"], triggers=["nightmarket"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "hitomi in a zhongguo jacket, kung fu stance in a bamboo grove") == ["hito", "jacket"]
+    # a whole name of five words that ends a clause
+    assert _chosen(checkin, "hitomi wearing floral bow crystal pointy heels, stepping out of a car") == [
+        "heels",
+        "hito",
+    ]
+    # plain English after "a"/"an", one word or several, is the picture
+    assert _chosen(checkin, "hitomi doing a squat in an alleyway, smoking") == ["hito"]
+    assert _chosen(checkin, "hitomi eating noodles at a night market, rain") == ["hito"]

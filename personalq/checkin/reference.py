@@ -759,6 +759,7 @@ def _labelled_list(text: str, runs: list, lowered: list[str]) -> list[set[int]]:
 
 
 DEFINITE_NAME_WORDS = (2, 4)  # how many words a name said after "the" may have, fewest and most
+INSIDE_NAME_WORDS = 5  # the most words of a whole name said inside a request ("floral bow crystal pointy heels")
 LONE_NAME_LETTERS = 8  # a one-word name listed as a clause of its own is at least this long
 
 
@@ -836,9 +837,10 @@ def _rare_names_inside(
     text: str, runs: list, lowered: list[str], spells_rare: Callable[[str], bool], taken: set[int], marked: set[int]
 ) -> list[set[int]]:
     """Whole model names with a word few cards have that end a clause (or come before a kind or setting word), said
-    past the request's opening, not after "a"/"an" nor as a place ("kanbe kotori asleep at her desk using drooling on
-    sleep", "swire at a food stall, cyberworld background"; "standing behind broken glass" is the picture), in a
-    clause that marks no other name ("pose lora where ... index fingers together" names one model)."""
+    past the request's opening, not as a place, nor after "a"/"an" unless English lacks one of its words ("kanbe
+    kotori asleep at her desk using drooling on sleep", "swire at a food stall, cyberworld background", "hitomi in a
+    zhongguo jacket, ..."; "standing behind broken glass" is the picture), in a clause that marks no other name
+    ("pose lora where ... index fingers together" names one model)."""
     clause = [0] * len(runs)
     for j in range(1, len(runs)):
         clause[j] = clause[j - 1] + _break(text, runs, j)
@@ -866,9 +868,14 @@ def _rare_names_inside(
     i = 1
     while i < len(runs):
         group = None
-        if i not in taken and lowered[i - 1] not in _INDEFINITE and clause[i] not in marked_clauses:
-            group = _longest_name(text, runs, i, DEFINITE_NAME_WORDS[1], taken, named)
+        if i not in taken and clause[i] not in marked_clauses:
+            group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
             if group and not (called(group.stop) or (closes(group.stop) and not placed(i))):
+                group = None
+            # after "a", only a name of two words or more with one English does not have ("in a zhongguo jacket", not
+            # "a night market" nor "an alleyway")
+            plain = group is not None and (len(group) < 2 or all(is_english(lowered[k]) for k in group))
+            if lowered[i - 1] in _INDEFINITE and plain:
                 group = None
         if group:
             found.append(set(group))
