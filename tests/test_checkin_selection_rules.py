@@ -857,3 +857,27 @@ def test_a_dash_left_before_a_cut_sentence_leaves_no_mark_behind(settings, tmp_p
     )
     result = checkin.ask("ashlyn grove from dread village, not the remake — v2 please. running through a village", NOW)
     assert result.prompt == "ashlyn. running through a village"
+
+
+def test_of_two_clauses_cards_spell_the_one_a_single_model_spells_names_it(settings, tmp_path):
+    """ "..., negative helper: dangercrowe": three negative helpers spell "negative helper", one model spells
+    "dangercrowe"; a request that opens with a name keeps it ("snufkim fishing ..., autumn, soft wash")."""
+    helpers = [
+        dict(card_id=f"neg-{n}", name=f"Bad {n} Negative Helper", kind="textual_inversion", tags=["negative"])
+        for n in ("hands", "eyes", "feet")
+    ]
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            *helpers,
+            dict(card_id="crow", name="Danger Crowe Helper", kind="textual_inversion", triggers=["dangercrowe"]),
+            dict(card_id="snuf-1", name="Snufkim | Moomin", triggers=["snufkim"]),
+            dict(card_id="snuf-2", name="Snufkim (Moomin valley)", triggers=["snufkim"]),
+            *(dict(card_id=f"autumn-{n}", name=f"Autumn {n}", tags=["autumn"]) for n in ("leaves", "forest", "glow")),
+            dict(card_id="wash", name="Soft Wash Watercolor", tags=["style"], triggers=["soft wash"]),
+        ],
+    )
+    result = checkin.ask("fox girl shrine maiden sweeping autumn leaves. negative helper: dangercrowe", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "crow")
+    assert checkin.ask("snufkim fishing off a wooden bridge, autumn, soft wash", NOW).status == "clarify"

@@ -13,7 +13,6 @@ import gc
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +30,7 @@ FULL_COVERAGE = 0.98  # of a phrase's weight: every word found, some in a weaker
 HEAD_COVERAGE = 0.5  # of the words a request opens with, for them to be taken as the name (reasoning's MIN_COVERAGE)
 UNSPACED_SERIES_COVERAGE = 0.8
 NAME_RARITY = 0.5  # of the rarest word's idf: a head word this rare is a name, not a role ("girl", "singer")
+SPELLED_BY_MANY = 3  # models spelling a clause whole that make it a kind of model, not a name, beside one spelled once
 CALLED_AMONG = 20  # candidates read for whether one is called by the words a request opens with
 SHORT_HEAD = 3  # words: an opening this short with a word no card has names a model we do not have ("goku")
 
@@ -166,18 +166,31 @@ def by_time(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
     return Ranking([Ranked(card) for card in cache.get_many(ids)], reference, by_time_only=True)
 
 
-def _naming_clause(reference: Reference, named: Iterable[set[int]]) -> set[int]:
+def _naming_clause(reference: Reference, named: dict[int, set[int]], family_of: list[str]) -> set[int]:
     """In a request that marks no name ("a clockmaker's shop on a foggy street, gaslamp fantasy, the version
     from june"), the one clause some checkpoint's name, creator, trigger, version or subject spells out
-    whole: that clause is the name and the others are what to draw. Empty when no clause, or more than one,
-    is spelled out so, or the request is a single clause."""
+    whole: that clause is the name and the others are what to draw. Of several so spelled, the one a single model
+    spells while each other is spelled by many ("..., negative helper: dangercrow": "negative helper" is a kind of
+    model). Empty when no clause, or no one clause, is spelled out so, or the request is a single clause."""
     if reference.phrase or len(set(reference.clauses)) < 2:
         return set()
     clauses: dict[int, set[int]] = defaultdict(set)
     for k, c in enumerate(reference.clauses):
         clauses[c].add(k)
-    spelled = {c for c, members in clauses.items() if any(members <= found for found in named)}
-    return clauses[spelled.pop()] if len(spelled) == 1 else set()
+    spellers = {c: {family_of[i] for i, found in named.items() if members <= found} for c, members in clauses.items()}
+    spelled = [c for c, families in spellers.items() if families]
+    if len(spelled) == 1:
+        return clauses[spelled[0]]
+    # not when the request opens with a name ("snufkin fishing off a bridge, autumn, soft watercolor": the head
+    # decides, see named_by), nor when the opening clause is one of the many
+    named_head = any(not is_english(reference.words[k].forms[0]) for k in reference.head)
+    single = [c for c in spelled if len(spellers[c]) == 1]
+    others = [c for c in spelled if c not in single]
+    if named_head or len(single) != 1:
+        return set()
+    if all(len(spellers[c]) >= SPELLED_BY_MANY and c != reference.clauses[0] for c in others):
+        return clauses[single[0]]
+    return set()
 
 
 def _unheard(index: SelectionIndex, forms: tuple[str, ...]) -> bool:
@@ -312,7 +325,7 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
     evidence of every card for it. Selection and the image prompt both take the words that named the model from
     here, so they agree on them."""
     evidence = index.score(reference.words, reference.phrase, reference.files)
-    clause = _naming_clause(reference, evidence.named.values())
+    clause = _naming_clause(reference, evidence.named, index.family_of)
     if clause and reference.head and not clause & reference.head:
         # "midna floating over a castle, grinning, ...": a request opening with a name (rare words) some card is
         # called by names that, not a clause of the picture's that some trigger happens to spell ("grinning")
