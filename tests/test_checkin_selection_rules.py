@@ -881,3 +881,23 @@ def test_of_two_clauses_cards_spell_the_one_a_single_model_spells_names_it(setti
     result = checkin.ask("fox girl shrine maiden sweeping autumn leaves. negative helper: dangercrowe", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "crow")
     assert checkin.ask("snufkim fishing off a wooden bridge, autumn, soft wash", NOW).status == "clarify"
+
+
+def test_a_common_word_owns_no_model(settings, tmp_path):
+    """ "the station's observation deck" is a place, though a card is named after a station; "vegor's turtle
+    school uniform" is still Vegor's."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="asta", name="honkai star rail asta/アスター", tags=["character"], triggers=["asta"]),
+            dict(card_id="deck", name="Observation Deck | Herta Space Station", tags=["background"]),
+            dict(card_id="vegor", name="Vegor Turtle School Uniform", tags=["clothing"], triggers=["vegor gi"]),
+        ],
+    )
+    result = checkin.ask(
+        "asta from star rail, the head researcher of herta space station, giving a tour of the station's deck",
+        NOW,
+    )
+    assert (result.status, result.checkpoint_id) == ("selected", "asta")
+    assert picked(checkin, "old man fishing by a lake wearing vegor's turtle school uniform") == ("selected", "vegor")

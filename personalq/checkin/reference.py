@@ -22,7 +22,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
-from personalq.checkin.tokens import is_english, is_unspaced, spans, squash
+from personalq.checkin.tokens import COMMON_ZIPF, is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -462,6 +462,9 @@ def read_reference(
         elif (
             _owner(text, runs, lowered, i, boundary_between)
             and names(owner := _joined(text, runs, i))
+            # a common English word owns a model only as a creator's handle: "the station's observation deck" is a
+            # place ("goku's turtle school uniform" is his)
+            and (not is_english(owner, COMMON_ZIPF) or creators(owner))
             and not _owns_a_role(runs, lowered, i, boundary_between)
         ):
             phrase.add(i)

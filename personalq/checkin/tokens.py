@@ -19,6 +19,7 @@ from anyascii import anyascii
 from wordfreq import zipf_frequency
 
 ENGLISH_ZIPF = 3.0  # wordfreq Zipf frequency from which a word is an English word rather than a name
+COMMON_ZIPF = 4.0  # from which it is a common one: a few times in every hundred thousand words
 # scripts written without spaces between words
 _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _RUN = re.compile(
@@ -142,10 +143,10 @@ def field_tokens(text: str) -> set[str]:
     return tokens
 
 
-def is_english(word: str) -> bool:
+def is_english(word: str, zipf: float = ENGLISH_ZIPF) -> bool:
     """Is ``word`` an English word ("fisherman", "sticker") rather than a name ("ganondorf", "kotori")? wordfreq's Zipf
-    scale: 3 is a word a few times per million words."""
-    return zipf_frequency(word.lower(), "en") >= ENGLISH_ZIPF
+    scale: 3 is a word a few times per million words; ``COMMON_ZIPF`` one everyone uses ("station", not "goku")."""
+    return zipf_frequency(word.lower(), "en") >= zipf
 
 
 __all__ = ["field_tokens", "fold", "is_english", "is_unspaced", "spans", "squash", "words"]
