@@ -145,9 +145,9 @@ def _idf(families: int, having: int) -> float:
     return math.log(1 + (families - having + 0.5) / (having + 0.5))
 
 
-# the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
 # little words that stand inside names and that requests' words leave out ("Dark and Light", "Kill la Kill")
 _JOINERS = frozenset("a an and the of n in on to de la le du des del von no et y und e".split())
+# the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
 
