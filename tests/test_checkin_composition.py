@@ -459,3 +459,12 @@ def test_after_a_a_name_with_a_word_english_lacks_is_a_model(settings, tmp_path)
     # plain English after "a"/"an", one word or several, is the picture
     assert _chosen(checkin, "hitomi doing a squat in an alleyway, smoking") == ["hito"]
     assert _chosen(checkin, "hitomi eating noodles at a night market, rain") == ["hito"]
+
+
+def test_labelled_fields_name_one_model_each_and_leave_the_prompt(checkin):
+    result = checkin.ask(
+        "character: lyra venn / style: ink wash style / outfit: velvet maid dress / scene: a tea party", NOW
+    )
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["inkwash", "lyra", "maid"]
+    assert "character" not in result.prompt and "/" not in result.prompt and "scene" not in result.prompt
+    assert result.prompt.endswith("a tea party")

@@ -17,7 +17,7 @@ from typing import Callable
 
 from personalq.checkin.evidence import card_fields
 from personalq.checkin.intent import Intent
-from personalq.checkin.lexicon import MODEL_COMPOUNDS
+from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import KIND_WORDS, Reference
 from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, Ranking, retrieve
@@ -251,9 +251,12 @@ _KIND_OF = re.compile(
 
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
-    ghibli"), not only a style ("in sketch style")?"""
+    ghibli", a field "style: ghibli"), not only a style ("in sketch style")?"""
     start, end = span_of(reference, words)
-    return bool(_MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]) or _KIND_OF.search(text[:start]))
+    labelled = any(label.end() == start for label in FIELD_LABEL.finditer(text, 0, start))  # "style: nodes tech"
+    return bool(
+        _MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]) or _KIND_OF.search(text[:start]) or labelled
+    )
 
 
 def _families(part: Part) -> set[str]:
@@ -339,7 +342,8 @@ def compose(
     for i, words in enumerate(groups):
         scoped = _scoped(intent, i == owner)
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
-        marked = words <= reference.phrase and _called_a_model(intent.text, reference, words)
+        said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
+        marked = said and _called_a_model(intent.text, reference, words)
         if not marked and not _names_model(cache, ranking, words):
             # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
             named = _named_opening(cache, scoped, reference, words, groups)

@@ -12,7 +12,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
-from personalq.checkin.lexicon import MODEL_COMPOUNDS, STYLE_PATTERNS, SUBJECT_PATTERNS, canonical_style, singular
+from personalq.checkin.lexicon import (
+    FIELD_BREAK,
+    FIELD_LABEL,
+    MODEL_COMPOUNDS,
+    STYLE_PATTERNS,
+    SUBJECT_PATTERNS,
+    canonical_style,
+    singular,
+)
 from personalq.checkin.strength import Strength, read_strengths
 from personalq.checkin.timeparse import Window, find_times
 
@@ -655,6 +663,8 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = _LEAD.sub("", text)
     text = _FILLER.sub(" ", text)
     text = _PROMPT_LABEL.sub(" ", text)
+    if len(FIELD_LABEL.findall(intent.text)) >= 2:  # "character: ... / style: ... / scene: ...": the labels go too
+        text = FIELD_BREAK.sub(" ", FIELD_LABEL.sub(" ", text))
     text = _without_chat(text)
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmost\s+", "", text, flags=re.I)

@@ -14,6 +14,14 @@ MODEL_COMPOUNDS = frozenset(
     "kit kits train trains ship ships car cars plane planes figure figures sheet sheets".split()
 )
 
+# a request written as labelled fields, one model each: "character: dehya / style: ... / outfit: ... / scene: ..."
+FIELD_LABEL = re.compile(
+    r"(?i)(?:^|(?<=[/|;\n]))\s*(?:character|char|subject|style|art\s*style|pose|outfit|clothing|clothes|costume"
+    r"|background|bg|concept|detail|lora|embedding)\s*:\s*"
+)
+# where one field ends and the next begins
+FIELD_BREAK = re.compile(r"[/|;\n]")
+
 SUBJECT_SYNONYMS: dict[str, tuple[str, ...]] = {
     "dog": ("dog", "puppy", "pup", "doggo", "doggy", "doggie", "pooch", "hound", "canine"),
     "cat": ("cat", "kitty", "kitten", "kitteh", "feline"),

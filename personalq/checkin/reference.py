@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
-from personalq.checkin.lexicon import MODEL_COMPOUNDS
+from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
 from personalq.checkin.tokens import COMMON_ZIPF, is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
@@ -521,8 +521,10 @@ def read_reference(
         run_to_words[word.position].append(k)
     head_runs -= makers
     head = {k for i in head_runs for k in run_to_words.get(i, ())}
-    named_runs = _labelled_list(text, runs, lowered) or _listed(
-        text, runs, lowered, phrase | markers | makers, strengths, spells_rare
+    named_runs = (
+        _labelled_fields(text, runs)
+        or _labelled_list(text, runs, lowered)
+        or _listed(text, runs, lowered, phrase | markers | makers, strengths, spells_rare)
     )
     taken = phrase | markers | makers | set().union(*named_runs)
     definite = _definite_names(text, runs, lowered, spells, taken)
@@ -735,6 +737,22 @@ def _listed(
             names.append(taken)
         carried = j < end and lowered[j] in listing
         i = j + 1 if j < end and (lowered[j] in listing or lowered[j] in KIND_WORDS) else j
+    return names
+
+
+def _labelled_fields(text: str, runs: list) -> list[set[int]]:
+    """The names a request gives as labelled fields, two or more ("character: dehya / style: kenshin187 art style /
+    outfit: nijiarmor / scene: kneeling in sand"): each field's words to where the next begins; a scene field is the
+    picture."""
+    labels = list(FIELD_LABEL.finditer(text))
+    if len(labels) < 2:
+        return []
+    names: list[set[int]] = []
+    for label in labels:
+        stop = FIELD_BREAK.search(text, label.end())
+        end = stop.start() if stop else len(text)
+        if found := {j for j, (start, finish, _) in enumerate(runs) if label.end() <= start and finish <= end}:
+            names.append(found)
     return names
 
 
