@@ -813,18 +813,31 @@ def _definite_names(
     the Sin Red Dress"): the article points at a thing the person has, a model named as surely as by a kind word.
     The longest name at each "the" counts."""
     fewest, most = DEFINITE_NAME_WORDS
+
+    def after_the(i: int) -> range | None:
+        if lowered[i] != "the":
+            return None
+        return _longest_name(text, runs, i + 1, most, taken, lambda said, n: n >= fewest and spells(said))
+
+    return _each_name(len(runs), after_the)
+
+
+def _each_name(count: int, find: Callable[[int], range | None], start: int = 0) -> list[set[int]]:
+    """The names ``find`` reads at each of ``count`` runs from ``start``, each next search past the last found."""
     found: list[set[int]] = []
-    i = 0
-    while i < len(runs):
-        group = None
-        if lowered[i] == "the":
-            group = _longest_name(text, runs, i + 1, most, taken, lambda said, n: n >= fewest and spells(said))
-        if group:
+    i = start
+    while i < count:
+        if group := find(i):
             found.append(set(group))
             i = group.stop
         else:
             i += 1
     return found
+
+
+def _plain_word(said: str) -> bool:
+    """Is a one-word name too short or too plain in shape to be a name alone ("smoking", "cats")?"""
+    return len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s"))
 
 
 # what a model may be given as in a picture ("... as the background"): the words before are its name
@@ -842,8 +855,7 @@ def _listed_rare_names(
 
     def named(said: str, count: int) -> bool:
         # one word alone is a name only when long and not a plain word's shape ("steampunkai", not "smoking")
-        lone_word = count == 1 and (len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s")))
-        return not lone_word and spells_rare(said)
+        return not (count == 1 and _plain_word(said)) and spells_rare(said)
 
     found: list[set[int]] = []
     for i in range(len(runs)):
@@ -867,11 +879,8 @@ def _rare_names_inside(
         clause[j] = clause[j - 1] + _break(text, runs, j)
     marked_clauses = {clause[j] for j in marked}
 
-    def named(said: str, count: int) -> bool:
-        lone_word = count == 1 and (
-            len(said) < LONE_NAME_LETTERS or said.lower().endswith(("ing", "ed", "s")) or is_english(said)
-        )
-        return not lone_word and spells_rare(said)
+    def named(said: str, count: int) -> bool:  # one word alone: as a listed name, and no English word either
+        return not (count == 1 and (_plain_word(said) or is_english(said))) and spells_rare(said)
 
     def called(stop: int) -> bool:  # a kind or setting word follows: "cyberworld background", "... als hintergrund"
         while stop < len(runs) and lowered[stop] in _AS and not _break(text, runs, stop):
@@ -885,25 +894,19 @@ def _rare_names_inside(
         before = lowered[i - 2] if i >= 2 and lowered[i - 1] in _DETERMINERS else lowered[i - 1]
         return before in _WHERE
 
-    found: list[set[int]] = []
-    i = 1
-    while i < len(runs):
-        group = None
-        if i not in taken and clause[i] not in marked_clauses:
-            group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
-            if group and not (called(group.stop) or (closes(group.stop) and not placed(i))):
-                group = None
-            # after "a", only a name of two words or more with one English does not have ("in a zhongguo jacket", not
-            # "a night market" nor "an alleyway")
-            plain = group is not None and (len(group) < 2 or all(is_english(lowered[k]) for k in group))
-            if lowered[i - 1] in _INDEFINITE and plain:
-                group = None
-        if group:
-            found.append(set(group))
-            i = group.stop
-        else:
-            i += 1
-    return found
+    def name_at(i: int) -> range | None:
+        if i in taken or clause[i] in marked_clauses:
+            return None
+        group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
+        if group is None or not (called(group.stop) or (closes(group.stop) and not placed(i))):
+            return None
+        # after "a", only a name of two words or more with one English does not have ("in a zhongguo jacket", not "a
+        # night market" nor "an alleyway")
+        if lowered[i - 1] in _INDEFINITE and (len(group) < 2 or all(is_english(lowered[k]) for k in group)):
+            return None
+        return group
+
+    return _each_name(len(runs), name_at, start=1)
 
 
 # words before the name of a style, said as a style is: "drawn by katsura masakazu", "in the manner of marcel
