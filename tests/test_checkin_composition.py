@@ -468,3 +468,83 @@ def test_labelled_fields_name_one_model_each_and_leave_the_prompt(checkin):
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["inkwash", "lyra", "maid"]
     assert "character" not in result.prompt and "/" not in result.prompt and "scene" not in result.prompt
     assert result.prompt.endswith("a tea party")
+
+
+def test_a_clause_of_a_whole_name_and_its_setting_names_a_model(settings, tmp_path):
+    """ ", future technology city background", ", muzzle view concept": a clause that is only a model's whole name
+    (common words, or run together after a series number) and what it is names it; a pack's character listed before
+    "+" is found by her own trained word, which the prompt carries; the same words inside the picture stay the
+    picture's."""
+    cards = [
+        dict(card_id="atla", name="Atlanta (Kancolle)", tags=["character"], triggers=["atlanta"]),
+        dict(card_id="city", name="XSarch-21Futuretechnologycity", tags=["background"], triggers=["scifi skyline"]),
+        dict(card_id="muzzle", name="Muzzle view", tags=["concept"], triggers=["gun barrel view"]),
+        dict(
+            card_id="pack",
+            name="Harbor Girls - Wave Tales",
+            tags=["character"],
+            triggers=["mina (wave tales)", "rika (wave tales)"],
+        ),
+        dict(card_id="suspense", name="Suspense - Style", tags=["style"], triggers=["suspense style"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "atlanta leaning on a railing after dark, future technology city background") == [
+        "atla",
+        "city",
+    ]
+    assert _chosen(checkin, "atlanta aiming a pistol straight ahead, muzzle view concept") == ["atla", "muzzle"]
+    result = checkin.ask("rika + suspense style, walking home with grocery bags", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["pack", "suspense"]
+    assert "rika (wave tales)" in result.prompt and "mina" not in result.prompt
+    # inside the picture's clause, the words are the picture's
+    assert _chosen(checkin, "atlanta walking through a future technology city at night") == ["atla"]
+
+
+def test_names_a_composition_opens_with_however_the_picture_goes_on(settings, tmp_path):
+    """The name a request opens with is found whole, wherever its picture goes on: in another language ("haru vela
+    juichend bij de finish"), after a word that looks like a verb ("stocking anarchy wearing ..."); a name the
+    repository lacks is said to be missing ("frieren + ... lora");
+    "for the background" gives a model its role as "as the background" does, and so does a lone rare name in a
+    clause of its own ("..., siza backdrop")."""
+    cards = [
+        dict(card_id="haru", name="Haru Vela | Derby Girls", tags=["character"], triggers=["haruvela"]),
+        dict(
+            card_id="stock",
+            name="[Raccoon] Stocking Anarchy (Panty & Stocking)",
+            tags=["character"],
+            triggers=["stocking_anarchy"],
+        ),
+        dict(
+            card_id="panty",
+            name="[Raccoon] Panty Anarchy (Panty & Stocking)",
+            tags=["character"],
+            triggers=["panty_anarchy"],
+        ),
+        dict(card_id="cartoony", name="Cartoony Style", tags=["style"], triggers=["cartoony style"]),
+        dict(card_id="hanfu", name="Hanfu Ming Dynasty", tags=["clothing"], triggers=["hanfuming"]),
+        dict(card_id="punk", name="AetherPunkAI", tags=["style"], triggers=["aetherpunk"]),
+        dict(card_id="crv", name="Crv Architecture", tags=["background"], triggers=["archicrv"]),
+        dict(card_id="siza", name="XSArchi_108Siza", tags=["background"], triggers=["sizabg"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "haru vela juichend bij de finish van een renbaan, in cartoony style graag") == [
+        "cartoony",
+        "haru",
+    ]
+    assert _chosen(checkin, "stocking anarchy wearing the hanfu ming dynasty lora, eating cake") == ["hanfu", "stock"]
+    assert checkin.ask("frieren + aetherpunk lora, casting a spell over a field", NOW).status == "no_match"
+    assert _chosen(checkin, "cute fox eating watermelon, <lora:AetherPunkAI:0.6> <lora:crv:0.4>") == ["crv", "punk"]
+    assert _chosen(checkin, "haru vela feeding fish in a tank, crv architecture for the background") == ["crv", "haru"]
+    assert _chosen(checkin, "haru vela reading on the steps of a museum, siza backdrop") == ["haru", "siza"]
+
+
+def test_what_follows_a_named_kind_words_colon_or_a_time_before_a_style_is_the_picture(checkin):
+    """ "the ink wash style lora: an old doll with a velvet maid dress" draws the dress; "at night in the ink wash
+    style" is a time before the style's name; "turned down to .4" is a strength said whole."""
+    assert _chosen(checkin, "the ink wash style lora: an old doll with a velvet maid dress, on a shelf") == ["inkwash"]
+    assert _chosen(checkin, "lyra venn on a rooftop at night in the ink wash style") == ["inkwash", "lyra"]
+    result = checkin.ask("lyra venn reading, ink wash style turned down to .4", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.4)]
+    assert "turned down" not in result.prompt

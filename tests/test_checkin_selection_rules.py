@@ -901,3 +901,72 @@ def test_a_common_word_owns_no_model(settings, tmp_path):
     )
     assert (result.status, result.checkpoint_id) == ("selected", "asta")
     assert picked(checkin, "old man fishing by a lake wearing vegor's turtle school uniform") == ("selected", "vegor")
+
+
+def test_a_character_called_by_a_common_word_from_a_series_said_by_its_initials(settings, tmp_path):
+    """ "queen from qow": "qow" is the initials of "The Queen of Wolves" without its article, and "Queen" is one
+    card's own title while every card of the series has "queen" inside the series' name; a version label after the
+    series is the character's ("v3": she has none)."""
+    series = "The Queen of Wolves"
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="queen", name=f"Queen ({series}) LoRA", tags=["character", series.lower()], version="v1"),
+            *(
+                dict(card_id=n.lower(), name=f"{n} ({series}) LoRA", tags=["character", series.lower()], version="v1")
+                for n in ("Marrow", "Tessaly", "Brightfang")
+            ),
+            dict(card_id="queen-style", name="Queen Card Style", tags=["style"]),
+        ],
+    )
+    for request in (
+        "queen from qow polishing glasses behind a bar",
+        "queen from the queen of wolves polishing glasses",
+    ):
+        assert picked(checkin, request) == ("selected", "queen"), request
+    assert picked(checkin, "marrow from qow v1 on a frozen lake") == ("selected", "marrow")
+    assert checkin.ask("marrow from qow v3 on a frozen lake", NOW).status == "no_match"
+
+
+def test_words_meet_with_other_endings_and_what_lit_the_picture_made_no_model(settings, tmp_path):
+    """ "the fixed upload" is the version labelled "(Fix)", "dithered" the tag "dithering"; "lit by amber flames" is
+    the picture though "amber" is a creator's handle."""
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(card_id="serv-fix", name="Corvina Landau", family="corv", version="v1.0 (Fix)", triggers=["corvina"]),
+            dict(card_id="serv", name="Corvina Landau", family="corv", version="v1.0", triggers=["corvina"]),
+            dict(card_id="pixel", name="Old Handheld Games", tags=["style", "dithering", "pixel"], triggers=["olhg"]),
+            dict(card_id="eresh", name="Ereshkal | Grand Tales", tags=["character"], triggers=["ereshkal"]),
+            dict(card_id="amber-style", name="Glow Style", creator="amber", tags=["style"], triggers=["glowst"]),
+        ],
+    )
+    assert picked(checkin, "corvina landau, the fixed upload, playing guitar on a stage") == ("selected", "serv-fix")
+    assert picked(checkin, "that dithered pixel lora, a girl on a train platform") == ("selected", "pixel")
+    assert picked(checkin, "ereshkal floating above a river lit by amber flames") == ("selected", "eresh")
+
+
+def test_a_packs_trigger_is_the_one_for_the_character_asked(settings, tmp_path):
+    checkin = checkin_among_many(
+        settings,
+        tmp_path / "cards",
+        [
+            dict(
+                card_id="pack",
+                name="Harbor Girls - Wave Tales",
+                tags=["character"],
+                triggers=["mina (wave tales)", "rika (wave tales)", "sora (wave tales)"],
+            ),
+            dict(card_id="penny", name="Pennet", tags=["character"], triggers=["pennet", "black hoodie"]),
+        ],
+    )
+    assert (
+        checkin.ask("rika from wave tales fishing off a pier", NOW).prompt == "a rika (wave tales) fishing off a pier"
+    )
+    # a character's name and the outfit tags it lists: the name, whatever the picture says
+    assert (
+        checkin.ask("pennet hunched over a desk in her hoodie", NOW).prompt
+        == "a pennet hunched over a desk in her hoodie"
+    )

@@ -15,12 +15,21 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from personalq.checkin.evidence import card_fields
+from personalq.checkin.evidence import card_fields, model_name, numbered_title
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import KIND_WORDS, Reference
-from personalq.checkin.retrieval import HEAD_COVERAGE, NAME_RARITY, CardCache, Ranking, retrieve
+from personalq.checkin.retrieval import (
+    HEAD_COVERAGE,
+    NAME_RARITY,
+    SHORT_HEAD,
+    CardCache,
+    Ranking,
+    is_unheard,
+    retrieve,
+)
+from personalq.checkin.rewrite import variants
 from personalq.checkin.tokens import field_tokens, is_english
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
@@ -119,16 +128,30 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
     if not rare and len(words) < 2:
         return False
 
+    foreign = rare and not all(is_english(reference.words[k].forms[0]) for k in words)
+
     def called(card: StoredCheckpoint) -> bool:
         # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
         # describes the training images
         # (a name whose words its version label holds, "Style" + "Nebula Magic", is called by them too)
+        # (with a word English lacks, every trained word of a pack's: "nonomi (blue archive)" as well as "shiroko
+        # (...)"; "soft light" of a lighting pack's is the picture's)
         named = card_fields(card)
-        fields = named["name"] | named["version"] | (field_tokens(card.triggers[0]) if card.triggers else set())
+        calling = card.triggers if foreign and variants(card.triggers) else card.triggers[:1]
+        fields = named["name"] | named["version"] | set().union(*map(field_tokens, calling))
         return sum(_calls(fields, reference.words[k].forms) for k in words) >= least * len(words)
 
+    # or by all of them run together in its name ("future technology city": "XSarchitectural-21Futuretechnologycity")
+    joined = "".join(reference.words[k].forms[0] for k in sorted(words))
     covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
-    return any(called(r.card) for r in covering)
+    return any(called(r.card) or (len(words) >= 2 and _run_together_in(r.card, joined)) for r in covering)
+
+
+def _run_together_in(card: StoredCheckpoint, joined: str) -> bool:
+    """Is ``joined`` a word of the card's name, or the title its name ends with after a number ("futuretechnologycity"
+    of "XSarchitectural-21Futuretechnologycity", "nightmoonscifi" of "...-12NightMoonsci-fi")?"""
+    name = model_name(card)
+    return joined in field_tokens(name) or numbered_title(name) == joined
 
 
 TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's instead ("... asleep")
@@ -137,15 +160,21 @@ TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's 
 def _named_opening(
     cache: CardCache, intent: Intent, reference: Reference, words: set[int], groups: list[set[int]]
 ) -> tuple[set[int], Ranking] | None:
-    """The first words of unmarked ``words``, two or more, each rare among cards and no English word, that a model is
-    called by, with their ranking, when the whole is not a name ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is
-    the picture's); None when no shorter run is one."""
+    """The first words of unmarked ``words``, two or more, each rare among cards and no English word, or spelling a
+    model's whole name or title, that a model is called by, with their ranking, when the whole is not a name ("kanbe
+    kotori asleep": Kanbe Kotori, and "asleep" is the picture's; "haru urara juichend bij de finish"); None when no
+    shorter run is one."""
     ordered = sorted(words)
     index = cache.index()
-    for cut in range(1, min(TRIMMED_WORDS, len(ordered) - 2) + 1):
+    for cut in range(1, len(ordered) - 1):
         kept = set(ordered[:-cut])
         said = [reference.words[k] for k in kept]
-        if not all(index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said):
+        rare = cut <= TRIMMED_WORDS and all(
+            index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said
+        )
+        # or a model's whole name or title, the rest the picture in any language ("bobby cipher bostezando sentado")
+        spelled = index.spells_name(intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]])
+        if not (rare or spelled):
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
         ranking = retrieve(cache, intent, _part_reference(reference, kept, groups))
         if _names_model(cache, ranking, kept):
@@ -249,6 +278,33 @@ _KIND_OF = re.compile(
 )
 
 
+# between a name and the model listed with it: "+", "&", "with (the)", "and", "x", "mit", "con", "avec"
+_LISTED_WITH = re.compile(
+    r"(?i)\s*(?:[+&]|\b(?:with|and|plus|x|mit|con|avec|und|et|y)\b)(?:\s+(?:the|my|a|der|la|le|el))?\s*"
+)
+
+
+def _unheard_name(
+    cache: CardCache, text: str, reference: Reference, words: set[int], following: set[int] | None
+) -> bool:
+    """Are ``words`` a short name, words English lacks and one no card has ("frieren"; not "pouty girl"), at the
+    request's start, listed with the ``following`` part ("frieren + aetherpunk lora", "frieren with the ..."; not
+    "mittelalterlicher marktplatz, ... die pillory lora"), said with no series (a name from a series is the single
+    pick's to answer, offering what it has of it)?"""
+    if following is None:
+        return False
+    said = [reference.words[k].forms for k in words]
+    between = text[span_of(reference, words)[1] : span_of(reference, following)[0]]
+    return (
+        not reference.series
+        and _LISTED_WITH.fullmatch(between) is not None
+        and min(words) == 0
+        and len(words) <= SHORT_HEAD
+        and not any(is_english(forms[0]) for forms in said)
+        and any(is_unheard(cache.index(), forms) for forms in said)
+    )
+
+
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
     ghibli", a field "style: ghibli"), not only a style ("in sketch style")?"""
@@ -347,9 +403,13 @@ def compose(
         if not marked and not _names_model(cache, ranking, words):
             # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
             named = _named_opening(cache, scoped, reference, words, groups)
-            if named is None:
+            following = groups[1] if len(groups) > 1 else None  # (or a WebUI tag: then no name is listed)
+            if named is None and i == 0 and _unheard_name(cache, intent.text, reference, words, following):
+                marked = True  # "frieren + aetherpunk lora": the name it opens with is one we lack
+            elif named is None:
                 continue  # not called a model, and no model is called so: the picture ("the captain's chair")
-            words, ranking = named
+            else:
+                words, ranking = named
         parts.append(Part(words, ranking, decide(scoped, ranking), weights[i], marked=marked))
     parts += tagged
     if len(parts) < 2:

@@ -64,6 +64,9 @@ INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may 
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
 # name ("yunyun" made other models than Yunyun) covers
 PART_SHARE = 0.5
+# the title a name ends with right after its number in a series ("XSarchitectural-21Futuretechnologycity",
+# "XSArchi_108Siza", "XSarchitectural-6Modern small building"; not "Hair Ornament 3 Red Ribbon")
+_NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
 
 
@@ -134,10 +137,30 @@ def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
 _DERIVED = re.compile(r"^(?P<stem>[^\W\d_]{5,}?)(?:ese|ish|esque|ic|y)$")
 
 
+def numbered_title(name: str) -> str:
+    """The title ``name`` ends with right after its number in a series, squashed ("futuretechnologycity" of
+    "XSarchitectural-21Futuretechnologycity"), or ""."""
+    found = _NUMBERED_TITLE.search(name.strip())
+    return squash(found.group(1)) if found else ""
+
+
 def _derived_from(word: str) -> str:
     """The word ``word`` is made from by a derivational ending, or "" ("taiwanese" -> "taiwan")."""
     found = _DERIVED.match(word)
     return found.group("stem") if found else ""
+
+
+# inflectional endings, and the shortest stem each leaves a word: a verb's "fixed" is "fix", but a name's final "s"
+# leaves another name ("jones" is no "jon")
+_ENDINGS = (("ing", 3), ("ed", 3), ("es", 4), ("s", 4), ("d", 4))
+
+
+def _inflected_stems(word: str) -> set[str]:
+    """What ``word`` may be without an inflectional ending ("fixed" -> {"fixe", "fix"}, "flames" -> {"flame",
+    "flam"}); none for a word under five letters ("tied" is no "ti")."""
+    if len(word) < 5 or not word.isascii() or not word.isalpha():
+        return set()
+    return {word[: -len(end)] for end, least in _ENDINGS if word.endswith(end) and len(word) - len(end) >= least}
 
 
 def _idf(families: int, having: int) -> float:
@@ -225,6 +248,8 @@ class SelectionIndex:
             squash(segments[0]) for card in cards if (segments := titles.segments(model_name(card)))
         } - {""}
         self._inner_titles = self._titles_inside(cards, self.family_of)
+        # the title a numbered series' name ends with, squashed ("futuretechnologycity")
+        self._numbered_titles = {title for card in cards if len(title := numbered_title(model_name(card))) >= 4}
         # one-word names a name gives beside others after a slash ("ghostdom" of "彼岸/ghostdom/冥界 Lora"), squashed;
         # not the series a dash or bracket adds ("Cerberus - Helltaker")
         self._lone_titles = {
@@ -241,9 +266,13 @@ class SelectionIndex:
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
         self.vocabulary = sorted(self.idf)
         self._by_length: dict[int, list[str]] = defaultdict(list)
+        self._by_stem: dict[str, list[str]] = defaultdict(list)  # "dither" -> "dithering", "dithered"
+        self._label_words = {token for card in cards for token in words(_version_text(card))}
         for token in self.vocabulary:
             if not is_unspaced(token):
                 self._by_length[len(token)].append(token)
+                for stem in _inflected_stems(token):
+                    self._by_stem[stem].append(token)
 
     @staticmethod
     def _file_names(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
@@ -402,6 +431,14 @@ class SelectionIndex:
                     break
                 if token != text and len(text) >= 0.5 * len(token):
                     found.append((token, PREFIX_SIMILARITY))
+        # the same word with another ending: "the fixed upload" is "v1.0 (Fix)", "dithered pixels" "dithering"
+        # (a word some card has meets its other forms only in version labels: "tables" of a scene is not "table")
+        stems = _inflected_stems(text) | ({text} if len(text) >= 5 else set())
+        inflected = {token for stem in stems for token in (stem, *self._by_stem.get(stem, ()))}
+        if text in self.idf:
+            inflected &= self._label_words
+        seen = {token for token, _ in found} | {text}
+        found.extend((token, PREFIX_SIMILARITY) for token in sorted(inflected - seen) if token in self.idf)
         return found
 
     def mass(self, word: QueryWord) -> float:
@@ -437,7 +474,7 @@ class SelectionIndex:
     def spells_name(self, text: str) -> bool:
         """Is ``text`` some model's whole name, or a title inside few models' names, written out?"""
         whole = squash(text)
-        return self._names_whole(whole) or whole in self._inner_titles
+        return self._names_whole(whole) or whole in self._inner_titles or whole in self._numbered_titles
 
     def spells_rare_name(self, text: str) -> bool:
         """Does ``text`` spell a model's whole name, opening title or a one-word title beside others ("ghostdom")
@@ -445,7 +482,7 @@ class SelectionIndex:
         A title inside brackets only glosses a name ("Tired Eyes (dark circles)")."""
         rare = RARE_NAME_WORD * self.max_idf
         whole = squash(text)
-        return (self._names_whole(whole) or whole in self._lone_titles) and any(
+        return (self._names_whole(whole) or whole in self._lone_titles or whole in self._numbered_titles) and any(
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
 

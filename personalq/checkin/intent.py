@@ -92,7 +92,7 @@ _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w
 # "the caftan armor one" too
 _VERSION_WORDS = re.compile(
     r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b"
-    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+one\b(?!\s+(?:of|who|that|which)\b)",
+    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:one|upload|file)\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
@@ -152,7 +152,9 @@ _COLLECTION_TALK = re.compile(
     r"(?!\s+(?:lora|style|model|embedding)\b)"
 )
 # words that make a negation one about files: "not the anime one", "no lora", "without the offset version"
-_MODEL_TALK = re.compile(r"(?i)\b(?:one|ones|model|models|version|versions|lora|loras|embedding|file|ti|locon)\b")
+_MODEL_TALK = re.compile(
+    r"(?i)\b(?:one|ones|model|models|version|versions|lora|loras|embedding|file|files|upload|uploads|ti|locon)\b"
+)
 _TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
 # what may follow a "one" that stands for a checkpoint ("the one from april", "one i used"); before any other word
 # it counts or stands for what is drawn ("one attendant", "holding one leg", "a silver one drifting")

@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+from personalq.checkin import titles
 from personalq.checkin.evidence import card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
@@ -172,6 +173,8 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
     steps: list[tuple[str, Callable[[StoredCheckpoint], bool]]] = []
     oldest = min((c.created_at for c in cards), default=None)
     created = [w for w in intent.created if intent.dated or oldest is None or w.end > oldest - dt.timedelta(days=365)]
+    # "caenis, the summer version": a season or month a candidate is called by ("summer caenis") is its version
+    created = [w for w in created if intent.dated or not any(_called_by(c, w.label.split()[0]) for c in cards)]
     if intent.excluded:
         banned = set(intent.excluded)
         scope = next((f for f in ("label", "file") if any(_excluded(c, banned, f) for c in cards)), "all")
@@ -298,14 +301,23 @@ def _leaders(
     # a model whose whole name is spelled out outdoes another model's near spelling of it ("dark dungeon" is not
     # "Darkest Dungeon style"), or the same words scattered over a long trigger list ("star buterfly" is not a
     # Quintuplets LoRA's "star hair ornament, ..., butterfly")
+    # (or has in two of its titles what the spelled one has in one: "stocking anarchy" is not "Panty Anarchy (Panty &
+    # Stocking ...)")
     spelled = [r for r in leading if r.spelled and r.coverage >= FULL_COVERAGE]
     if spelled:
         written = spelled[0].exact & phrase
-        families = {r.card.family or r.card.id for r in spelled}
+        said = [words[k] for k in written]
+        titled = [r for r in spelled if _one_title_has(r.card, said)]
+        families = {r.card.family or r.card.id for r in titled or spelled}
         leading = [
             r
             for r in leading
-            if (r.card.family or r.card.id) in families or (written <= r.exact and r.coverage >= SCATTERED_COVERAGE)
+            if (r.card.family or r.card.id) in families
+            or (
+                written <= r.exact
+                and r.coverage >= SCATTERED_COVERAGE
+                and (not titled or _one_title_has(r.card, said))
+            )
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
     # ("the half-assed lora that does ice sculptures": the vol. 2 "sculpture" version lacks "ice")
@@ -583,6 +595,18 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     if not candidates:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
     return candidates
+
+
+def _one_title_has(card: StoredCheckpoint, said: list) -> bool:
+    """Does one title of ``card``'s name (or a trained word) have every word ``said``?"""
+    texts = [*titles.segments(model_name(card)), *card.triggers]
+    return any(all(field_tokens(text).intersection(word.forms) for word in said) for text in texts)
+
+
+def _called_by(card: StoredCheckpoint, word: str) -> bool:
+    """Does ``card``'s name, version label or a trained word have ``word``?"""
+    fields = card_fields(card)
+    return word.casefold() in fields["name"] | fields["version"] | fields["trigger"]
 
 
 def _constrained(

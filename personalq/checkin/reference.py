@@ -75,12 +75,16 @@ _DESCRIBING = frozenset("that which for with of called named".split())
 # what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
 _DESCRIPTION_FILLER = frozenset(
     "makes make making made look looks looking better good nice great everything anything things stuff gives give "
-    "adds add turns turn trained lets let helps help really very".split()
+    "adds add turns turn trained lets let helps help really very trigger triggers keyword keywords".split()
 )
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
 _ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
+# what was done to the picture's things before "by" ("lit by blue flames", "surrounded by wolves"): what did it is
+# in the picture, not a creator; making verbs keep theirs ("trained by", "drawn by")
+_DONE_IRREGULAR = frozenset("lit shot seen held worn hit struck caught ridden driven eaten bitten cut torn".split())
+_MAKING = frozenset("made created trained uploaded posted published released shared merged finetuned tuned".split())
 _WITH = frozenset("with con avec com mit dengan".split())  # "with my wano style lora", "mit der LoRA"
 _DETERMINERS = frozenset(
     "my the your this that these those el la le il lo der die das den mi mon ma mein meine".split()
@@ -179,7 +183,7 @@ _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
-_BOUNDARY = re.compile(r"[,.;:!?()\[\]|\-–—/\\\n，。、；：！？（）「」]")
+_BOUNDARY = re.compile(r"[,.;:!?()\[\]|+\-–—/\\\n，。、；：！？（）「」]")
 # between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")
 _CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]|\n，。、；：！？（）「」]|\.(?=\s|$)|\s[-–—]+\s|[–—]")
 
@@ -387,8 +391,9 @@ def read_reference(
 
     def as_setting(i: int) -> list[int]:
         """The runs of "as the background" from run ``i`` ("sarrow as the background", "with syfyeye1 as the
-        backdrop"): a role given to the name before it, which marks it as a kind word does; none otherwise."""
-        if lowered[i] != "as" or i == 0:
+        backdrop", "crv architecture for the background"): a role given to the name before it, which marks it as a
+        kind word does; none otherwise."""
+        if lowered[i] not in ("as", "for") or i == 0:
             return []
         j = i + 1 + (i + 1 < len(runs) and lowered[i + 1] in _DETERMINERS)
         if j >= len(runs) or lowered[j] not in _SETTINGS or any(boundary_between(k, k + 1) for k in range(i - 1, j)):
@@ -411,11 +416,21 @@ def read_reference(
                     and phrase & {j + 1, j + 2}
                     and j > 0
                     and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)
+                    # "at dusk in the ditko style": a word said with where or when is the picture's
+                    and not (j >= 2 and lowered[j - 2] in _PLACES and lowered[j - 1] not in _CONNECTORS)
                 ):
                     j -= 1
                     continue
                 if lowered[j] in _PHRASE_STOPS or _acts_on(lowered, j):
-                    break  # "martha wearing the maid dress lora": what she does is no word of the name
+                    # "martha wearing the maid dress lora": what she does is no word of the name, unless a name
+                    # spells the words through it ("angle from back lora")
+                    through = _spelled_through(text, runs, j, i, spells, boundary_between)
+                    if through is None:
+                        break
+                    phrase.update(k for k in through if lowered[k] not in _PHRASE_STOPS)
+                    markers.add(i)
+                    j = min(through) - 1
+                    break
                 phrase.add(j)
                 markers.add(i)
                 j -= 1
@@ -446,7 +461,9 @@ def read_reference(
                         markers.add(i)
                         described.add(j)
                     j += 1
-        elif word in _NAMING and (word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]))):
+        elif word in _NAMING and (
+            word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]) and not _done_to(lowered, i))
+        ):
             forward(i)
             if word == "by" and only_creators(lowered[i + 1]):
                 makers.add(i + 1)
@@ -529,7 +546,9 @@ def read_reference(
     taken = phrase | markers | makers | set().union(*named_runs)
     definite = _definite_names(text, runs, lowered, spells, taken)
     definite += _listed_rare_names(text, runs, lowered, spells_rare, taken | set().union(*definite))
-    definite += _rare_names_inside(text, runs, lowered, spells_rare, taken | set().union(*definite), phrase | markers)
+    definite += _rare_names_inside(
+        text, runs, lowered, spells, spells_rare, taken | set().union(*definite), phrase | markers
+    )
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
     # request opens with, before its scene, beside a model it marks, tags or names whole
@@ -632,6 +651,9 @@ def _listed(
     # a bracket around a name's series ends no clause: "europa (granblue) + hellscape768, ..."
     breaks = [i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)] + [len(runs)]
     end = len(runs) if kinds else breaks[0]
+    # "the gameiconresearch scroll lora: ancient sealed scroll with red ribbon": after a named kind word's colon,
+    # the picture
+    end = min([end] + [k + 1 for k in kinds if _LIST_LABEL.match(text[runs[k][1] :])])
 
     def file_name(j: int) -> bool:  # "epi_noiseoffset", "emotion-puppeteer", "lora4cats": a file's name, not a word
         return j < len(runs) and bool(_FILE_LIKE.search(text[runs[j][0] : runs[j][1] + 2]))
@@ -760,12 +782,21 @@ _LIST_LABEL = re.compile(r"^\s*:")
 _LIST_END = re.compile(r"[.;!?\n]|\b(?:prompt|scene)\s*:")
 
 
+_LABEL_LEAD = frozenset("my the use using with".split())  # what may stand before a list's kind word
+
+
 def _labelled_list(text: str, runs: list, lowered: list[str]) -> list[set[int]]:
     """The names a kind word with a colon lists, as people paste them from their tools: "loras: moona hoshinova,
     celtpunk, stripey thigh high socks. prompt: dancing around a bonfire". Each item, between commas or "and", is a
     name, to the sentence's end."""
+
+    def opens_clause(i: int) -> bool:  # "loras: ...", "my loras: ..."; "horikoshi kohei's style: ..." names one
+        while i > 0 and not _break(text, runs, i) and lowered[i - 1] in _LABEL_LEAD:
+            i -= 1
+        return i == 0 or _break(text, runs, i)
+
     for i, word in enumerate(lowered[:-1]):
-        if word in KIND_WORDS and _LIST_LABEL.match(text[runs[i][1] :]):
+        if word in KIND_WORDS and _LIST_LABEL.match(text[runs[i][1] :]) and opens_clause(i):
             names: list[set[int]] = [set()]
             for j in range(i + 1, len(runs)):
                 gap = text[runs[j - 1][1] : runs[j][0]]
@@ -842,6 +873,8 @@ def _plain_word(said: str) -> bool:
 
 # what a model may be given as in a picture ("... as the background"): the words before are its name
 _SETTINGS = frozenset("background backdrop bg backgrounds setting scenery hintergrund fondo fond fundo".split())
+# what a clause of a whole name ends with when it gives the model's role: a setting, a concept, a kind
+_SET_APART = _SETTINGS | KIND_WORDS | {"concept"}
 # what may stand between a name and the setting it is given as ("ghostdom als hintergrund", "as the background")
 _AS = frozenset("as als como comme come the de di en".split())
 
@@ -867,16 +900,23 @@ def _listed_rare_names(
 
 
 def _rare_names_inside(
-    text: str, runs: list, lowered: list[str], spells_rare: Callable[[str], bool], taken: set[int], marked: set[int]
+    text: str,
+    runs: list,
+    lowered: list[str],
+    spells: Callable[[str], bool],
+    spells_rare: Callable[[str], bool],
+    taken: set[int],
+    marked: set[int],
 ) -> list[set[int]]:
     """Whole model names with a word few cards have that end a clause (or come before a kind or setting word), said
     past the request's opening, not as a place, nor after "a"/"an" unless English lacks one of its words ("kanbe
     kotori asleep at her desk using drooling on sleep", "swire at a food stall, cyberworld background", "hitomi in a
     zhongguo jacket, ..."; "standing behind broken glass" is the picture), in a clause that marks no other name
-    ("pose lora where ... index fingers together" names one model)."""
-    clause = [0] * len(runs)
+    ("pose lora where ... index fingers together" names one model). A clause that is only a whole name and the
+    setting or kind it is given ("..., future technology city background") names it, however common its words."""
+    clause = [0] * len(runs)  # parts of the request between list marks and clause breaks ("nonomi + ... style + ...")
     for j in range(1, len(runs)):
-        clause[j] = clause[j - 1] + _break(text, runs, j)
+        clause[j] = clause[j - 1] + _parted(text[runs[j - 1][1] : runs[j][0]])
     marked_clauses = {clause[j] for j in marked}
 
     def named(said: str, count: int) -> bool:  # one word alone: as a listed name, and no English word either
@@ -885,7 +925,7 @@ def _rare_names_inside(
     def called(stop: int) -> bool:  # a kind or setting word follows: "cyberworld background", "... als hintergrund"
         while stop < len(runs) and lowered[stop] in _AS and not _break(text, runs, stop):
             stop += 1
-        return stop < len(runs) and (lowered[stop] in KIND_WORDS or lowered[stop] in _SETTINGS)
+        return stop < len(runs) and lowered[stop] in _SET_APART
 
     def closes(stop: int) -> bool:  # the clause ends there
         return stop >= len(runs) or _parted(text[runs[stop - 1][1] : runs[stop][0]])
@@ -894,10 +934,23 @@ def _rare_names_inside(
         before = lowered[i - 2] if i >= 2 and lowered[i - 1] in _DETERMINERS else lowered[i - 1]
         return before in _WHERE
 
+    def set_apart_name(said: str, count: int) -> bool:  # one word alone, a name English does not have ("siza")
+        return spells(said) if count >= 2 else spells_rare(said) and not is_english(said)
+
+    def set_apart(i: int, group: range) -> bool:  # a clause of its own: ", future technology city background"
+        stop = group.stop
+        if not (_parted(text[runs[i - 1][1] : runs[i][0]]) and stop < len(runs) and lowered[stop] in _SET_APART):
+            return False
+        return stop + 1 >= len(runs) or _parted(text[runs[stop][1] : runs[stop + 1][0]])
+
     def name_at(i: int) -> range | None:
         if i in taken or clause[i] in marked_clauses:
             return None
         group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
+        if group is None or not called(group.stop):  # any whole name in a clause of its own with what it is
+            apart = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, set_apart_name)
+            if apart is not None and set_apart(i, apart):
+                return apart
         if group is None or not (called(group.stop) or (closes(group.stop) and not placed(i))):
             return None
         # after "a", only a name of two words or more with one English does not have ("in a zhongguo jacket", not "a
@@ -962,9 +1015,11 @@ def _head(
 
     def run_until_scene(start: int, title: bool = False) -> list[int]:
         """The runs from ``start`` to where the scene opens; a ``title``'s first word opens nothing ("from breaking
-        bad"), nor a word that is a clause of its own ("keqing, the locon version": a name, not a verb)."""
+        bad"), nor a word that is a clause of its own ("keqing, the locon version": a name, not a verb), nor one a
+        name spells on with the next words ("stocking anarchy eating cake")."""
         taken: list[int] = []
         j = start
+        named = any(names("".join(lowered[start : start + n])) for n in (2, 3) if start + n <= len(runs))
         while (
             j < len(runs)
             and (
@@ -972,7 +1027,7 @@ def _head(
                 or (
                     j == start
                     and lowered[j] not in SCENE_OPENERS
-                    and (title or (j + 1 < len(runs) and _break(text, runs, j + 1)))
+                    and (title or named or (j + 1 < len(runs) and _break(text, runs, j + 1)))
                 )
             )
             and lowered[j] not in _ORIGIN
@@ -1158,11 +1213,16 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
             j -= 1
             while j > 0 and lowered[j] in _PHRASE_STOPS and not _BOUNDARY.search(text[runs[j][1] : runs[j + 1][0]]):
                 j -= 1
+        named: set[int] = set()
         while j >= 0 and lowered[j] not in _PHRASE_STOPS and lowered[j] not in KIND_WORDS:
-            phrase.add(j)
+            named.add(j)
             if j == 0 or _BOUNDARY.search(text[runs[j - 1][1] : runs[j][0]]):
                 break
             j -= 1
+        # "serval from star rail v2": the label is the version of the name said with where it is from, not of "star
+        # rail"; the head and its series are read as without the label
+        if not (0 < j and lowered[j] in _ORIGIN and not _BOUNDARY.search(text[runs[j - 1][1] : runs[j][0]])):
+            phrase.update(named)
     after = [i for i, run in enumerate(runs) if run[0] >= end]
     if not after:
         return set()
@@ -1181,6 +1241,30 @@ def _version_phrase(text: str, runs: list, lowered: list[str], version: tuple[in
         phrase.update(tail[:LABEL_TAIL])
         return set(tail[:LABEL_TAIL])
     return set()
+
+
+SPELLED_THROUGH = 2  # words before a little word that a name may reach back over ("angle from back")
+
+
+def _spelled_through(
+    text: str, runs: list, stop: int, kind: int, spells: Callable[[str], bool], boundary_between: Callable
+) -> range | None:
+    """The runs from up to ``SPELLED_THROUGH`` words before the little word at ``stop`` to the kind word at
+    ``kind``, when they spell a model's whole name ("angle from back" before "lora"); None otherwise."""
+    if stop + 1 >= kind:
+        return None
+    for start in range(max(0, stop - SPELLED_THROUGH), stop):
+        if not any(boundary_between(k, k + 1) for k in range(start, kind - 1)) and spells(
+            text[runs[start][0] : runs[kind - 1][1]]
+        ):
+            return range(start, kind)
+    return None
+
+
+def _done_to(lowered: list[str], i: int) -> bool:
+    """Does "by" at ``i`` follow what was done to something in the picture ("lit by", "surrounded by")?"""
+    before = lowered[i - 1] if i > 0 else ""
+    return before not in _MAKING and (before in _DONE_IRREGULAR or (len(before) > 4 and before.endswith("ed")))
 
 
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:

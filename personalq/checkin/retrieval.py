@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from personalq.checkin import titles
-from personalq.checkin.evidence import Evidence, SelectionIndex, card_fields, model_name
+from personalq.checkin.evidence import Evidence, QueryWord, SelectionIndex, card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
 from personalq.checkin.tokens import field_tokens, is_english, is_unspaced
@@ -193,7 +193,7 @@ def _naming_clause(reference: Reference, named: dict[int, set[int]], family_of: 
     return set()
 
 
-def _unheard(index: SelectionIndex, forms: tuple[str, ...]) -> bool:
+def is_unheard(index: SelectionIndex, forms: tuple[str, ...]) -> bool:
     """Is this a word no card has in any field, and not an English one: a name ("ganondorf", "kratos"), not the
     picture ("fisherman", "bakery")?"""
     word = forms[0]
@@ -235,6 +235,20 @@ def _names_a_role(reference: Reference) -> bool:
     )
 
 
+def _titled(card: StoredCheckpoint, head_words: list[QueryWord], series_words: list[QueryWord]) -> bool:
+    """Is ``card`` called by the said name, a title of its own ("King" of "King (The King of Fighters) LoRA"), where
+    the name is also a word of the said series' title ("king" of "kof", of "the king of fighters")?"""
+    said = {form for word in head_words for form in word.forms}
+    series = {form for word in series_words for form in word.forms}
+    titles_ = [(segment, field_tokens(segment)) for segment in titles.segments(model_name(card))]
+    own = any(tokens and tokens <= said for _, tokens in titles_)
+    return own and any(
+        all(tokens.intersection(word.forms) for word in head_words)
+        and bool(tokens & series or titles.initials([segment]) & series)
+        for segment, tokens in titles_
+    )
+
+
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
@@ -266,6 +280,17 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         for r in candidates:  # "someone from breaking bad": anyone of a series no card has is no one we have
             r.coverage, r.of_series = 0.0, False
         return False
+    # "king from kof": a word of the series' title names the card of the series called by it alone ("King (The King
+    # of Fighters) LoRA"); the series' other cards have the word only inside the series' title
+    titled = set()
+    if known and not role:
+        series_words = [reference.words[k] for k in sorted(reference.series)]
+        titled = {
+            id(r)
+            for r in candidates
+            if series[index.position[r.card.id]] >= least and _titled(r.card, head_words, series_words)
+        }
+        named = named or bool(titled)
     for r in candidates:
         i = index.position[r.card.id]
         # a card whose name has the whole name needs only some of the series' words: "lana from pokemon sun n moon"
@@ -283,6 +308,8 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
             r.coverage = 0.0
         elif called:  # its name has the whole name, and the series in part: the name says who
             r.coverage = float(head[i])
+        elif titled:
+            r.coverage = float(head[i]) if id(r) in titled else 0.0
         elif named:  # a series no card has says nothing of who: the name alone ("姫野 from チェンソーマン")
             r.coverage = min(r.coverage, float(head[i])) if known else float(head[i])
     return bool(known) and not named
@@ -344,7 +371,7 @@ def named_by(index: SelectionIndex, reference: Reference) -> tuple[Reference, Ev
         declared = bool(headed.series) and not _names_a_role(headed)
         # "ganondorf on a throne, red hair, ...": an opening word no card has and English does not use is a name we
         # lack, whatever a clause of the picture spells
-        unheard = len(said) <= SHORT_HEAD and any(_unheard(index, forms) for forms in said)
+        unheard = len(said) <= SHORT_HEAD and any(is_unheard(index, forms) for forms in said)
         if role or declared or unheard or (rare and _called_by_all(index, headed, said)):
             clause = set()
     if clause:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from personalq.checkin import tokens
 from personalq.checkin.intent import SLOT, SLOT_RANGE
 from personalq.checkin.lexicon import SUBJECT_SYNONYMS, canonical_subject
 from personalq.repository.card import StoredCheckpoint
@@ -60,10 +61,25 @@ def is_style_checkpoint(card: StoredCheckpoint) -> bool:
 
 def prompt_trigger_for(card: StoredCheckpoint, prompt: str) -> str | None:
     """The trained word the prompt should carry: one the prompt already says ("autumn" of a LoRA trained with a word
-    per season, for "an autumn lake"), else the card's first (see :attr:`Card.prompt_triggers`)."""
+    per season, for "an autumn lake"), else, of trained words that are variants of one ("shiroko (blue archive)",
+    "nonomi (blue archive)", ... of a pack), the one whose own words are said ("nonomi"), else the card's first (see
+    :attr:`Card.prompt_triggers`: a character's name before the outfit tags it lists)."""
     triggers = card.prompt_triggers
     said = [t for t in triggers if re.search(rf"(?<![\w<-]){re.escape(t)}(?![\w>-])", prompt, re.I)]
-    return (said or triggers or [None])[0]
+    if said or len(triggers) < 2:
+        return (said or triggers or [None])[0]
+    words = [set(tokens.words(t)) for t in triggers]
+    shared = set.intersection(*words) if variants(triggers) else set()
+    request = set(tokens.words(prompt))
+    own = [len((w - shared) & request) if shared else 0 for w in words]
+    return triggers[own.index(max(own))]
+
+
+def variants(triggers: list[str]) -> bool:
+    """Are ``triggers`` variants of one name, each calling one of a pack's characters or outfits ("shiroko (blue
+    archive)", "nonomi (blue archive)"; "LeMalinDefault", "LeMalinSundress"), rather than a name and the tags of its
+    training images?"""
+    return len(triggers) >= 2 and bool(set.intersection(*(set(tokens.words(t)) for t in triggers)))
 
 
 def _article_before(trigger: str, text: str) -> str:

@@ -15,9 +15,9 @@ from personalq.repository.weighted import MAX_WEIGHT, MIN_WEIGHT
 _NUMBER = r"(?P<n>[-−]?(?:\d+(?:\.\d+)?|\.\d+))(?P<pct>\s*(?:%|per\s?cent\b))?"
 STRENGTH_KEY = r"(?:strength|weight|power|str|intensity|scale)"  # the words a strength is said with
 # said after the model's name: "<name> at 0.6", "<name> @ 70%", "<name> at about 60 percent", "<name> weight 0.8",
-# "<name>, 0.5 strength", "set <name> to 0.3"
+# "<name>, 0.5 strength", "set <name> to 0.3", "<name> turned down to .35"
 _AFTER = re.compile(
-    rf"(?i)(?:(?<![\w.])(?:at|@|to)\s*(?:about\s+|around\s+|roughly\s+|~\s*)?(?:a\s+)?(?:{STRENGTH_KEY}\s*(?:of\s*)?)?{_NUMBER}(?:\s*{STRENGTH_KEY}\b)?"
+    rf"(?i)(?:(?<![\w.])(?:(?:turned|dialed|dialled|toned|brought|cranked)\s+(?:down|up)\s+)?(?:at|@|to)\s*(?:about\s+|around\s+|roughly\s+|~\s*)?(?:a\s+)?(?:{STRENGTH_KEY}\s*(?:of\s*)?)?{_NUMBER}(?:\s*{STRENGTH_KEY}\b)?"
     rf"|\b{STRENGTH_KEY}\s*(?:of|=|:)?\s*{_NUMBER.replace('n>', 'n2>').replace('pct>', 'pct2>')}"
     rf"|(?<![\w.]){_NUMBER.replace('n>', 'n3>').replace('pct>', 'pct3>')}\s*{STRENGTH_KEY}\b)"
     r"(?![\w.])"

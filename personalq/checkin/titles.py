@@ -31,6 +31,7 @@ _SEGMENT = re.compile(
 _WORD = re.compile(r"[^\W\d_]+")
 # written in capitals, but words rather than titles
 _NOT_TITLES = frozenset("lora loha locon lycoris nsfw sfw".split())
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 def segments(text: str) -> list[str]:
@@ -46,14 +47,17 @@ def written(texts: Iterable[str]) -> set[str]:
 
 
 def initials(texts: Iterable[str]) -> set[str]:
-    """The initials of each whole title ``texts`` write: "Momo Yaoyorozu - My Hero Academia" -> {"my", "mha"}, of
-    which only those of three to five letters are kept ({"mha"})."""
+    """The initials of each whole title ``texts`` write, with and without a leading article: "Momo Yaoyorozu - My
+    Hero Academia" -> {"my", "mha"}, of which only those of three to five letters are kept ({"mha"}); "The Legend of
+    Zelda" -> {"tloz", "loz"}."""
     found = set()
     for text in texts:
         for segment in segments(text):
             words = _WORD.findall(segment)
-            if MIN_LETTERS <= len(words) <= MAX_LETTERS:
-                found.add("".join(w[0] for w in words).casefold())
+            # a title's leading article is often left out of its initials: "The King of Fighters" is "kof"
+            for title in (words, words[1:] if words and words[0].casefold() in _ARTICLES else []):
+                if MIN_LETTERS <= len(title) <= MAX_LETTERS:
+                    found.add("".join(w[0] for w in title).casefold())
     return found
 
 
