@@ -604,9 +604,13 @@ def _one_title_has(card: StoredCheckpoint, said: list) -> bool:
 
 
 def _called_by(card: StoredCheckpoint, word: str) -> bool:
-    """Does ``card``'s name, version label or a trained word have ``word``?"""
-    fields = card_fields(card)
-    return word.casefold() in fields["name"] | fields["version"] | fields["trigger"]
+    """Does ``card``'s name, version label or a trained word have ``word``? (Its text is searched first: a dated
+    request's candidates may be thousands.)"""
+    word = word.casefold()
+    texts = [card.name, str(card.version or ""), *card.triggers]
+    if not any(word in text.casefold() for text in texts):
+        return False
+    return any(word in field_tokens(text) for text in texts)
 
 
 def _constrained(
