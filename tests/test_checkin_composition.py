@@ -548,3 +548,23 @@ def test_what_follows_a_named_kind_words_colon_or_a_time_before_a_style_is_the_p
     result = checkin.ask("lyra venn reading, ink wash style turned down to .4", NOW)
     assert _set(result) == [("lyra", 1.0), ("inkwash", 0.4)]
     assert "turned down" not in result.prompt
+
+
+def test_a_packs_character_named_inside_asking_words_in_another_language(settings, tmp_path):
+    """ "kannst du kurone tsubaki zeichnen, ...? gern in pastel glow": the asking words before the name and the verb
+    after it are no part of it; the pack's trained word the name spells ("kurone_tsubaki") is the one the prompt
+    gets."""
+    cards = [
+        dict(
+            card_id="pack",
+            name="Academy Quartet 4in1",
+            tags=["character"],
+            triggers=["mira_vale", "kurone_tsubaki", "oda_kirin", "lune_sato"],
+        ),
+        dict(card_id="glow", name="pastel-glow", kind="textual_inversion", triggers=["pastel-glow"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("kannst du kurone tsubaki zeichnen, wie sie crêpes isst? gern in pastel glow", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["glow", "pack"]
+    assert "kurone_tsubaki" in result.prompt and "mira_vale" not in result.prompt

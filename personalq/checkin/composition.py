@@ -30,7 +30,7 @@ from personalq.checkin.retrieval import (
     retrieve,
 )
 from personalq.checkin.rewrite import variants
-from personalq.checkin.tokens import field_tokens, is_english
+from personalq.checkin.tokens import field_tokens, is_english, squash
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
@@ -129,20 +129,23 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
         return False
 
     foreign = rare and not all(is_english(reference.words[k].forms[0]) for k in words)
+    joined = "".join(reference.words[k].forms[0] for k in sorted(words))
 
     def called(card: StoredCheckpoint) -> bool:
         # the name and the first trained word: a long trained-word list ("alien landscape, desert, canyon, ...")
         # describes the training images
         # (a name whose words its version label holds, "Style" + "Nebula Magic", is called by them too)
         # (with a word English lacks, every trained word of a pack's: "nonomi (blue archive)" as well as "shiroko
-        # (...)"; "soft light" of a lighting pack's is the picture's)
+        # (...)", and one the words spell whole, "saten ruiko" of "misaka_mikoto, ..., saten_ruiko"; "soft light"
+        # of a lighting pack's is the picture's)
         named = card_fields(card)
+        if foreign and any(squash(trigger) == joined for trigger in card.triggers):
+            return True
         calling = card.triggers if foreign and variants(card.triggers) else card.triggers[:1]
         fields = named["name"] | named["version"] | set().union(*map(field_tokens, calling))
         return sum(_calls(fields, reference.words[k].forms) for k in words) >= least * len(words)
 
     # or by all of them run together in its name ("future technology city": "XSarchitectural-21Futuretechnologycity")
-    joined = "".join(reference.words[k].forms[0] for k in sorted(words))
     covering = [r for r in ranking.candidates if r.coverage >= HEAD_COVERAGE][:NAMED_AMONG]
     return any(called(r.card) or (len(words) >= 2 and _run_together_in(r.card, joined)) for r in covering)
 
@@ -155,25 +158,36 @@ def _run_together_in(card: StoredCheckpoint, joined: str) -> bool:
 
 
 TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's instead ("... asleep")
+LEADING_WORDS = 2  # the most first words of a listed name read as the request's own ("kannst du saten ruiko ...")
 
 
 def _named_opening(
     cache: CardCache, intent: Intent, reference: Reference, words: set[int], groups: list[set[int]]
 ) -> tuple[set[int], Ranking] | None:
-    """The first words of unmarked ``words``, two or more, each rare among cards and no English word, or spelling a
-    model's whole name or title, that a model is called by, with their ranking, when the whole is not a name ("kanbe
-    kotori asleep": Kanbe Kotori, and "asleep" is the picture's; "haru urara juichend bij de finish"); None when no
-    shorter run is one."""
+    """The words of unmarked ``words`` that name a model when the whole does not: their first words, two or more,
+    each rare among cards and no English word ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is the picture's),
+    or any run of two or more near their start spelling a model's whole name or title, the rest the picture or the
+    asking in any language ("haru urara juichend bij de finish", "kannst du saten ruiko zeichnen"); with their
+    ranking, longest first, or None."""
     ordered = sorted(words)
     index = cache.index()
-    for cut in range(1, len(ordered) - 1):
-        kept = set(ordered[:-cut])
+    runs = [
+        (start, stop)
+        for length in range(len(ordered) - 1, 1, -1)
+        for start in range(0, min(LEADING_WORDS, len(ordered) - length) + 1)
+        if (stop := start + length) <= len(ordered)
+    ]
+    for start, stop in runs:
+        kept = set(ordered[start:stop])
         said = [reference.words[k] for k in kept]
-        rare = cut <= TRIMMED_WORDS and all(
-            index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said
+        rare = (
+            start == 0
+            and len(ordered) - stop <= TRIMMED_WORDS
+            and all(index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said)
         )
-        # or a model's whole name or title, the rest the picture in any language ("bobby cipher bostezando sentado")
-        spelled = index.spells_name(intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]])
+        # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
+        text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
+        spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
         ranking = retrieve(cache, intent, _part_reference(reference, kept, groups))

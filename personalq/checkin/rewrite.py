@@ -61,11 +61,16 @@ def is_style_checkpoint(card: StoredCheckpoint) -> bool:
 
 def prompt_trigger_for(card: StoredCheckpoint, prompt: str) -> str | None:
     """The trained word the prompt should carry: one the prompt already says ("autumn" of a LoRA trained with a word
-    per season, for "an autumn lake"), else, of trained words that are variants of one ("shiroko (blue archive)",
-    "nonomi (blue archive)", ... of a pack), the one whose own words are said ("nonomi"), else the card's first (see
-    :attr:`Card.prompt_triggers`: a character's name before the outfit tags it lists)."""
+    per season, for "an autumn lake"; "saten ruiko" of "saten_ruiko"), else, of trained words that are variants of
+    one ("shiroko (blue archive)", "nonomi (blue archive)", ... of a pack), the one whose own words are said
+    ("nonomi"), else the card's first (see :attr:`Card.prompt_triggers`: a character's name before the outfit tags
+    it lists)."""
     triggers = card.prompt_triggers
     said = [t for t in triggers if re.search(rf"(?<![\w<-]){re.escape(t)}(?![\w>-])", prompt, re.I)]
+    # or said with other spacing: "saten ruiko" of "saten_ruiko"
+    said = said or [
+        t for t in triggers if len(squashed := tokens.squash(t)) >= 6 and squashed in tokens.squash(prompt)
+    ]
     if said or len(triggers) < 2:
         return (said or triggers or [None])[0]
     words = [set(tokens.words(t)) for t in triggers]
