@@ -568,3 +568,20 @@ def test_a_packs_character_named_inside_asking_words_in_another_language(setting
     result = checkin.ask("kannst du kurone tsubaki zeichnen, wie sie crêpes isst? gern in pastel glow", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["glow", "pack"]
     assert "kurone_tsubaki" in result.prompt and "mira_vale" not in result.prompt
+
+
+def test_a_kind_word_said_before_the_name_after_with_in_another_language(settings, tmp_path):
+    """ "avec l'embedding architectural magazine": French elides the article onto the kind word and names the model
+    after it; "usa l'embedding di ..." asks with "use", which names nothing."""
+    cards = [
+        dict(card_id="finch", name="society-finch", kind="textual_inversion", triggers=["society-finch"]),
+        dict(card_id="mag", name="Architectural Magazine Photo Style", kind="textual_inversion", triggers=["archmag"]),
+        dict(card_id="cora", name="coraline", kind="textual_inversion", triggers=["coraline"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    request = "un society finch posé sur une lampe, avec l'embedding architectural magazine pour la pièce"
+    assert _chosen(checkin, request) == ["finch", "mag"]
+    result = checkin.ask("usa l'embedding di coraline: lei davanti a una porticina nascosta", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "cora")
+    assert "usa" not in result.prompt.split()

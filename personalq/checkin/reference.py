@@ -163,6 +163,8 @@ _ASKED_WITH = frozenset(
     "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
     "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
 )
+# "use" in several languages, said before what to use ("usa l'embedding di coraline")
+_USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
 # the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages
 _LEADING = (
     ACTION_VERBS
@@ -177,7 +179,7 @@ _LEADING = (
     )
 )
 # the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
-_ASKING = ACTION_VERBS | _ASKED_WITH | frozenset("i ich".split())
+_ASKING = ACTION_VERBS | _ASKED_WITH | _USE | frozenset("i ich".split())
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
@@ -389,6 +391,21 @@ def read_reference(
         if k > j + 1:
             markers.update(range(j, k))
 
+    def with_before(i: int) -> bool:
+        """Does a "with" in another language, with its article, lead straight into the kind word at run ``i``, the
+        name following it as the language orders them ("avec l'embedding ...", "con la lora ...")?"""
+        j = i - 1
+        if j >= 0 and lowered[j] in _DETERMINERS and not boundary_between(j, i):
+            j -= 1
+        return (
+            j >= 0
+            and lowered[j] in _WITH - {"with"}
+            and not boundary_between(j, j + 1)
+            and i + 1 < len(runs)
+            and not boundary_between(i, i + 1)
+            and lowered[i + 1] not in _ROMANCE_OF  # "con el lora de ...": read below
+        )
+
     def as_setting(i: int) -> list[int]:
         """The runs of "as the background" from run ``i`` ("sarrow as the background", "with syfyeye1 as the
         backdrop", "crv architecture for the background"): a role given to the name before it, which marks it as a
@@ -440,8 +457,8 @@ def read_reference(
                     markers.add(j - 1)
             if phrase - before:
                 origin(i + 1)  # "the starfire lora from teen titans, on a beach"
-            if word in _FOLLOWED_BY_NAME:
-                forward(i)
+            if word in _FOLLOWED_BY_NAME or (word in KIND_WORDS and not phrase - before and with_before(i)):
+                forward(i)  # "avec l'embedding architectural magazine", "con la lora genshin style weapon"
             elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
                 forward(i + 1)
                 markers.add(i)
@@ -712,6 +729,8 @@ def _listed(
 
     names: list[set[int]] = []
     i, carried = 0, False  # carried: the run before i was a connector word
+    while i < end and lowered[i] in _USE:  # "usa l'embedding di ...": "use" names nothing
+        i += 1
     while i < end:
         connected = carried or (i > 0 and bool(_JOINED_BY.search(text[runs[i - 1][1] : runs[i][0]])))
         carried = False

@@ -33,6 +33,8 @@ _KIND_INSIDE = re.compile(
 _PIECE = re.compile(r"\d+|[^\W\d_]+")
 _UNSPACED_RUN = re.compile(rf"^[{_UNSPACED}]+$")
 _POSSESSIVE = re.compile(r"['’]s$")
+# an article or preposition elided onto the next word in French and Italian ("l'embedding", "dell'acqua")
+_ELIDED = re.compile(r"^(?:l|d|dell|dall|nell|sull|all|un|qu)['’](?=[^\W\d_]{2})", re.I)
 # "decay768", "320meina", and a name run into its version ("meinav8", "realisticvisionv20")
 _WORD_NUMBER = re.compile(r"^([^\W\d_]{3,}?)(v\d+)$|^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
 
@@ -80,7 +82,7 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
             for start, end in _uncut(match.start(), match.end(), cut):
                 out.append((start, end, _pairs(normalized[start:end])))
             continue
-        run = _POSSESSIVE.sub("", run).replace("'", "").replace("’", "")
+        run = _ELIDED.sub("", _POSSESSIVE.sub("", run)).replace("'", "").replace("’", "")
         parts = [
             p
             for piece in _KIND_INSIDE.split(run)
