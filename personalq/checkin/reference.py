@@ -799,8 +799,6 @@ def _labelled_fields(text: str, runs: list) -> list[set[int]]:
 
 _LIST_LABEL = re.compile(r"^\s*:")
 _LIST_END = re.compile(r"[.;!?\n]|\b(?:prompt|scene)\s*:")
-
-
 _LABEL_LEAD = frozenset("my the use using with".split())  # what may stand before a list's kind word
 
 
