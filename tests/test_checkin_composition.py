@@ -504,9 +504,8 @@ def test_a_clause_of_a_whole_name_and_its_setting_names_a_model(settings, tmp_pa
 def test_names_a_composition_opens_with_however_the_picture_goes_on(settings, tmp_path):
     """The name a request opens with is found whole, wherever its picture goes on: in another language ("haru vela
     juichend bij de finish"), after a word that looks like a verb ("stocking anarchy wearing ..."); a name the
-    repository lacks is said to be missing ("frieren + ... lora");
-    "for the background" gives a model its role as "as the background" does, and so does a lone rare name in a
-    clause of its own ("..., siza backdrop")."""
+    repository lacks is said to be missing ("frieren + ... lora"); "for the background" gives a model its role as
+    "as the background" does, and so does a lone rare name in a clause of its own ("..., siza backdrop")."""
     cards = [
         dict(card_id="haru", name="Haru Vela | Derby Girls", tags=["character"], triggers=["haruvela"]),
         dict(

@@ -19,7 +19,7 @@ from personalq.checkin.evidence import card_fields, model_name, numbered_title
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
-from personalq.checkin.reference import KIND_WORDS, Reference
+from personalq.checkin.reference import KIND_WORDS, LISTING, Reference
 from personalq.checkin.retrieval import (
     HEAD_COVERAGE,
     NAME_RARITY,
@@ -172,10 +172,9 @@ def _named_opening(
     ordered = sorted(words)
     index = cache.index()
     runs = [
-        (start, stop)
+        (start, start + length)
         for length in range(len(ordered) - 1, 1, -1)
-        for start in range(0, min(LEADING_WORDS, len(ordered) - length) + 1)
-        if (stop := start + length) <= len(ordered)
+        for start in range(min(LEADING_WORDS, len(ordered) - length) + 1)
     ]
     for start, stop in runs:
         kept = set(ordered[start:stop])
@@ -294,7 +293,7 @@ _KIND_OF = re.compile(
 
 # between a name and the model listed with it: "+", "&", "with (the)", "and", "x", "mit", "con", "avec"
 _LISTED_WITH = re.compile(
-    r"(?i)\s*(?:[+&]|\b(?:with|and|plus|x|mit|con|avec|und|et|y)\b)(?:\s+(?:the|my|a|der|la|le|el))?\s*"
+    r"(?i)\s*(?:[+&]|\b(?:" + "|".join(sorted(LISTING - {"w", "using"})) + r")\b)(?:\s+(?:the|my|a|der|la|le|el))?\s*"
 )
 
 

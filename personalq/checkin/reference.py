@@ -638,7 +638,7 @@ def _opens_scene(word: str, following: str = "") -> bool:
 
 
 # between names listed together ("qiyana x viking punk lora": the "x" of a crossover)
-_LISTING = frozenset("and with w plus using x und mit et avec y con".split())
+LISTING = frozenset("and with w plus using x und mit et avec y con".split())
 _AND = frozenset("and plus und et y".split())  # between names listed with no kind word said: a list, not "with"
 _LIST_MARK = re.compile(r"[,+&;]|\bw/|\s/\s")  # "hoshimi miyabi / tropical-island": a slash set apart
 _JOINED_BY = re.compile(r"[+&]|\bw/")  # marks that join two names as a connector word does
@@ -664,7 +664,7 @@ def _listed(
     0.4"), and a word in -ing that ends a name listed after "+" before a comma is that name's ("+ better portrait
     lighting, close-up"). Words in a script written without spaces are left to the marked phrase."""
     kinds = [i for i in marked if lowered[i] in KIND_WORDS]
-    listing = _LISTING if kinds else _AND
+    listing = LISTING if kinds else _AND
     # a bracket around a name's series ends no clause: "europa (granblue) + hellscape768, ..."
     breaks = [i for i in range(1, len(runs)) if _break(text, runs, i, brackets=False)] + [len(runs)]
     end = len(runs) if kinds else breaks[0]
@@ -690,7 +690,7 @@ def _listed(
     def titled(j: int) -> bool:  # "... in Star Trek Uniforms, standing ...": two words or more, each capitalised
         words = []
         while j < end and not (words and _parted(text[runs[j - 1][1] : runs[j][0]])):
-            if lowered[j] in _LISTING:
+            if lowered[j] in LISTING:
                 break
             words.append(text[runs[j][0] : runs[j][1]])
             j += 1
@@ -751,7 +751,7 @@ def _listed(
         while (
             j < end
             and lowered[j] not in KIND_WORDS
-            and lowered[j] not in _LISTING
+            and lowered[j] not in LISTING
             and lowered[j] not in _ORIGIN
             and (not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "") or ends_name(j))
             and not (taken and _parted(text[runs[j - 1][1] : runs[j][0]]))

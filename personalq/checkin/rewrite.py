@@ -74,7 +74,7 @@ def prompt_trigger_for(card: StoredCheckpoint, prompt: str) -> str | None:
     if said or len(triggers) < 2:
         return (said or triggers or [None])[0]
     words = [set(tokens.words(t)) for t in triggers]
-    shared = set.intersection(*words) if variants(triggers) else set()
+    shared = set.intersection(*words)  # the words that make them variants of one (see :func:`variants`)
     request = set(tokens.words(prompt))
     own = [len((w - shared) & request) if shared else 0 for w in words]
     return triggers[own.index(max(own))]
