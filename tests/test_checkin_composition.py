@@ -584,3 +584,84 @@ def test_a_kind_word_said_before_the_name_after_with_in_another_language(setting
     result = checkin.ask("usa l'embedding di coraline: lei davanti a una porticina nascosta", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "cora")
     assert "usa" not in result.prompt.split()
+
+
+def test_a_made_up_models_name_said_anywhere_names_that_model(settings, tmp_path):
+    """As in the WebUI, where an embedding's name anywhere in a prompt applies it: a word no language has that spells
+    a model's whole name is that model, after "with", before "look", inside a clause that marks another; a word
+    people write elsewhere ("qipao") stays the picture's, and a series after "from" names no model."""
+    cards = [
+        dict(card_id="crab", name="gloomcrabz", kind="textual_inversion", triggers=["gl00mcrab"]),
+        dict(card_id="spider", name="spidrophobiaAI", kind="textual_inversion", triggers=["spidrophobiaAI"]),
+        dict(card_id="nouveau", name="velvetnouveau", kind="textual_inversion", triggers=["velvetnouveau"]),
+        dict(card_id="kestrel", name="Kestrel Vane", tags=["character"], triggers=["kestrelvane"]),
+        dict(card_id="qipao", name="Qipao", tags=["clothing"], triggers=["qipao"]),
+        dict(card_id="game", name="Starknightz Style", tags=["style"], triggers=["starknightz"]),
+        dict(card_id="borders", name="Bordertowns", kind="textual_inversion", triggers=["bordertowns"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "gloomcrabz swarming a rotting pier with spidrophobiaai") == ["crab", "spider"]
+    assert _chosen(checkin, "kestrel vane reading in an empty hall, velvetnouveau look") == ["kestrel", "nouveau"]
+    assert _chosen(checkin, "kestrel vane in a canyon; bordertowns embedding plus velvetnouveau") == [
+        "borders",
+        "kestrel",
+        "nouveau",
+    ]
+    assert _chosen(checkin, "kestrel vane wearing a qipao at a night market") == ["kestrel"]
+    assert _chosen(checkin, "kestrel vane from starknightz, with velvetnouveau") == ["kestrel", "nouveau"]
+
+
+def test_a_name_that_ends_in_its_version_label_is_spelled_without_it(settings, tmp_path):
+    """ "Silver Comet V2.0" of version "2.0" is called "silver comet": said whole before the picture, it names the
+    model beside another; a numbered series' title is said with its number or without ("7quietharbor")."""
+    cards = [
+        dict(card_id="comet", name="Silver Comet V2.0", version="2.0", tags=["character"], triggers=["silvercomet"]),
+        dict(card_id="turner", name="turnsheetbeta", kind="textual_inversion", triggers=["turnsheetbeta"]),
+        dict(card_id="harbor", name="XSarch-7Quietharbor", tags=["background"], triggers=["harbor town"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("silver comet turnaround sheet, front and back, with turnsheetbeta", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["comet", "turner"]
+    assert result.prompt.count("silvercomet") == 1
+    assert _chosen(checkin, "silver comet running, com 7quietharbor de fundo") == ["comet", "harbor"]
+
+
+def test_an_opening_name_no_card_and_no_language_has_is_a_missing_part(settings, tmp_path):
+    """ "mizuki tsukamura on a rooftop in the rain, ink wash style lora": the person asks for a character the
+    repository lacks beside a style it has, an honest no match; words of another language before the picture
+    ("mittelalterlicher marktplatz im regen, die ink wash lora") are the picture's."""
+    cards = [dict(card_id="inkwash", name="Ink Wash Style", tags=["style"], triggers=["inkwash style"])]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("mizuki tsukamura on a rooftop in the rain, ink wash style lora", NOW)
+    assert result.status == "no_match"
+    result = checkin.ask("mittelalterlicher marktplatz im regen, die ink wash style lora", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "inkwash")
+
+
+def test_words_that_read_as_the_picture_elsewhere_inside_a_models_name(settings, tmp_path):
+    """An action word that opens a model's whole name ("..., mix pattern lora") and a role inside a word written
+    whole ("princess-knight-art") are the name's; a participle before "in" ("painted in kimhongdo style") is the
+    picture's, no model of its own."""
+    cards = [
+        dict(card_id="mix", name="Mix Pattern / collage", tags=["style"], triggers=["mix patterns"]),
+        dict(card_id="pitcher", name="sarrapitcher", kind="textual_inversion", triggers=["sarrapitcher"]),
+        dict(card_id="pka", name="princess-knight-art", kind="textual_inversion", triggers=["princess-knight-art"]),
+        dict(card_id="gta", name="Grand Heist Style", tags=["style"], triggers=["grandheist"]),
+        dict(card_id="kim", name="KimHongDo", tags=["style"], triggers=["kimhongdo"]),
+        dict(card_id="hand", name="Hand-painted portrait", tags=["style"], triggers=["handpainted"]),
+        dict(card_id="kestrel", name="Kestrel Vane", tags=["character"], triggers=["kestrelvane"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "sarrapitcher growing in a sealed terrarium, mix pattern lora") == ["mix", "pitcher"]
+    assert _chosen(checkin, "princess-knight-art eating taiyaki on a bridge, grand heist style please") == [
+        "gta",
+        "pka",
+    ]
+    assert _chosen(checkin, "kestrel vane sharing tea under a lantern, painted in kimhongdo style") == [
+        "kestrel",
+        "kim",
+    ]

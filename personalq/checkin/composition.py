@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from personalq.checkin.evidence import card_fields, model_name, numbered_title
+from personalq.checkin.evidence import card_fields, model_name, numbered_titles
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
-from personalq.checkin.reference import KIND_WORDS, LISTING, Reference
+from personalq.checkin.reference import KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference
 from personalq.checkin.retrieval import (
     HEAD_COVERAGE,
     NAME_RARITY,
@@ -30,7 +30,7 @@ from personalq.checkin.retrieval import (
     retrieve,
 )
 from personalq.checkin.rewrite import variants
-from personalq.checkin.tokens import field_tokens, is_english, squash
+from personalq.checkin.tokens import field_tokens, is_coined, is_english, is_word, squash
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
@@ -151,10 +151,11 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
 
 
 def _run_together_in(card: StoredCheckpoint, joined: str) -> bool:
-    """Is ``joined`` a word of the card's name, or the title its name ends with after a number ("futuretechnologycity"
-    of "XSarchitectural-21Futuretechnologycity", "nightmoonscifi" of "...-12NightMoonsci-fi")?"""
+    """Is ``joined`` a word of the card's name, or the title its name ends with after a number, with the number or
+    not ("futuretechnologycity" of "XSarchitectural-21Futuretechnologycity", "nightmoonscifi" of
+    "...-12NightMoonsci-fi")?"""
     name = model_name(card)
-    return joined in field_tokens(name) or numbered_title(name) == joined
+    return joined in field_tokens(name) or joined in numbered_titles(name)
 
 
 TRIMMED_WORDS = 2  # the most last words of a listed name read as the picture's instead ("... asleep")
@@ -166,33 +167,47 @@ def _named_opening(
 ) -> tuple[set[int], Ranking] | None:
     """The words of unmarked ``words`` that name a model when the whole does not: their first words, two or more,
     each rare among cards and no English word ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is the picture's),
-    or any run of two or more near their start spelling a model's whole name or title, the rest the picture or the
-    asking in any language ("haru urara juichend bij de finish", "kannst du saten ruiko zeichnen"); with their
-    ranking, longest first, or None."""
+    or any run of two or more near their start spelling a model's whole name or title, or the first word alone
+    spelling one, the rest the picture or the asking in any language ("haru urara juichend bij de finish", "kannst
+    du saten ruiko zeichnen", "tomcat persiguiendo un ovillo"); with their ranking, longest first, or None."""
     ordered = sorted(words)
     index = cache.index()
     runs = [
         (start, start + length)
-        for length in range(len(ordered) - 1, 1, -1)
+        for length in range(len(ordered) - 1, 0, -1)
         for start in range(min(LEADING_WORDS, len(ordered) - length) + 1)
     ]
     for start, stop in runs:
         kept = set(ordered[start:stop])
         said = [reference.words[k] for k in kept]
         rare = (
-            start == 0
+            len(kept) > 1
+            and start == 0
             and len(ordered) - stop <= TRIMMED_WORDS
             and all(index.rarity(w) >= NAME_RARITY * index.max_idf and not is_english(w.forms[0]) for w in said)
         )
         # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
         text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
-        spelled = index.spells_name(text) or index.spells_file(text)
+        if len(kept) == 1:
+            spelled = start == 0 and _opens_alone(reference, ordered, text) and index.spells_rare_name(text)
+        else:
+            spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
         ranking = retrieve(cache, intent, _part_reference(reference, kept, groups))
         if _names_model(cache, ranking, kept):
             return kept, ranking
     return None
+
+
+def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
+    """May the first of ``ordered`` words, written ``said``, be a name alone: a word made up for a model, or one
+    English lacks before a word English lacks too ("alloutna'vi hunter crouching", "tomcat persiguiendo un ovillo";
+    "cowgirl sheriff on a porch" is the picture)?"""
+    if len(said) < LONE_WORD_LETTERS or is_english(squash(said)):
+        return False
+    following = reference.words[ordered[1]].forms[0] if len(ordered) > 1 else ""
+    return is_coined(squash(said)) or not is_english(following)
 
 
 def _calls(fields: set[str], forms: tuple[str, ...]) -> bool:
@@ -301,20 +316,22 @@ def _unheard_name(
     cache: CardCache, text: str, reference: Reference, words: set[int], following: set[int] | None
 ) -> bool:
     """Are ``words`` a short name, words English lacks and one no card has ("frieren"; not "pouty girl"), at the
-    request's start, listed with the ``following`` part ("frieren + aetherpunk lora", "frieren with the ..."; not
-    "mittelalterlicher marktplatz, ... die pillory lora"), said with no series (a name from a series is the single
-    pick's to answer, offering what it has of it)?"""
+    request's start, beside the ``following`` part, said with no series (a name from a series is the single pick's
+    to answer, offering what it has of it)? Listed with it ("frieren + aetherpunk lora") any such word is a name;
+    before the picture ("misato katsuragi on a rooftop, konoshige lora") only words no language has are
+    ("mittelalterlicher marktplatz, ... die pillory lora" is German)."""
     if following is None:
         return False
     said = [reference.words[k].forms for k in words]
     between = text[span_of(reference, words)[1] : span_of(reference, following)[0]]
+    listed = _LISTED_WITH.fullmatch(between) is not None
     return (
         not reference.series
-        and _LISTED_WITH.fullmatch(between) is not None
         and min(words) == 0
         and len(words) <= SHORT_HEAD
         and not any(is_english(forms[0]) for forms in said)
         and any(is_unheard(cache.index(), forms) for forms in said)
+        and (listed or not any(is_word(forms[0]) for forms in said))
     )
 
 

@@ -68,6 +68,8 @@ PART_SHARE = 0.5
 # "XSArchi_108Siza", "XSarchitectural-6Modern small building"; not "Hair Ornament 3 Red Ribbon")
 _NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
+# what may stand before a version label that ends a name: "Gold Ship V2.0" of version "2.0"
+_LABEL_MARK = re.compile(r"(?i)(?:^|(?<=[\s\-_:(\[]))(?:v|ver\.?|version)$")
 
 
 def _version_text(card: StoredCheckpoint) -> str:
@@ -75,10 +77,11 @@ def _version_text(card: StoredCheckpoint) -> str:
 
 
 def model_name(card: StoredCheckpoint) -> str:
-    """The name without a trailing version label ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服")."""
+    """The name without a trailing version label ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of version
+    "2.0" -> "Gold Ship")."""
     name, version = card.name, _version_text(card).strip()
     if version and len(name) > len(version) and name.lower().endswith(version.lower()):
-        name = name[: -len(version)].rstrip(" -_:([")
+        name = _LABEL_MARK.sub("", name[: -len(version)].rstrip(" -_:([")).rstrip(" -_:([")
     return name or card.name
 
 
@@ -137,11 +140,12 @@ def _repeats_name(card: StoredCheckpoint, fields: dict[str, set[str]]) -> bool:
 _DERIVED = re.compile(r"^(?P<stem>[^\W\d_]{5,}?)(?:ese|ish|esque|ic|y)$")
 
 
-def numbered_title(name: str) -> str:
-    """The title ``name`` ends with right after its number in a series, squashed ("futuretechnologycity" of
-    "XSarchitectural-21Futuretechnologycity"), or ""."""
+def numbered_titles(name: str) -> set[str]:
+    """The title ``name`` ends with right after its number in a series, squashed, alone and with its number
+    ("futuretechnologycity" and "21futuretechnologycity" of "XSarchitectural-21Futuretechnologycity"); none for a
+    name without one."""
     found = _NUMBERED_TITLE.search(name.strip())
-    return squash(found.group(1)) if found else ""
+    return {squash(found.group(1)), squash(found.group(0))} if found else set()
 
 
 def _derived_from(word: str) -> str:
@@ -249,7 +253,7 @@ class SelectionIndex:
         } - {""}
         self._inner_titles = self._titles_inside(cards, self.family_of)
         # the title a numbered series' name ends with, squashed ("futuretechnologycity")
-        self._numbered_titles = {title for card in cards if len(title := numbered_title(model_name(card))) >= 4}
+        self._numbered_titles = {t for card in cards for t in numbered_titles(model_name(card)) if len(t) >= 4}
         # one-word names a name gives beside others after a slash ("ghostdom" of "彼岸/ghostdom/冥界 Lora"), squashed;
         # not the series a dash or bracket adds ("Cerberus - Helltaker")
         self._lone_titles = {

@@ -22,7 +22,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
-from personalq.checkin.tokens import COMMON_ZIPF, is_english, is_unspaced, spans, squash
+from personalq.checkin.tokens import COMMON_ZIPF, is_coined, is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -185,6 +185,7 @@ _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
+VERB_NAME_WORDS = 3  # the most words of a model's name that may open with an action word ("mix pattern")
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|+\-–—/\\\n，。、；：！？（）「」]")
 # between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")
 _CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]|\n，。、；：！？（）「」]|\.(?=\s|$)|\s[-–—]+\s|[–—]")
@@ -315,8 +316,12 @@ def read_reference(
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
+
+    def opens_name(i: int) -> bool:  # "..., mix pattern lora": the verb is the first word of a model's name
+        return any(spells(text[runs[i][0] : runs[j][1]]) for j in range(i + 1, min(i + VERB_NAME_WORDS, len(runs))))
+
     lowered = [
-        w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) else ""
+        w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) or opens_name(i) else ""
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
     lowered = _names_not_function_words(lowered)
@@ -435,6 +440,7 @@ def read_reference(
                     and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)
                     # "at dusk in the ditko style": a word said with where or when is the picture's
                     and not (j >= 2 and lowered[j - 2] in _PLACES and lowered[j - 1] not in _CONNECTORS)
+                    and not (lowered[j] == "in" and _done(lowered[j - 1]))  # "painted in kimhongdo style"
                 ):
                     j -= 1
                     continue
@@ -896,6 +902,34 @@ _SET_APART = _SETTINGS | KIND_WORDS | {"concept"}
 _AS = frozenset("as als como comme come the de di en".split())
 
 
+LONE_WORD_LETTERS = 4  # a made-up word this long that spells a model's name is that name wherever it stands
+
+
+_WORD_JOINERS = re.compile(r"[-_'’.]+")  # what joins the pieces of one written word ("shitu-mecha", "alloutna'vi")
+
+
+def _written_word(text: str, runs: list, i: int) -> range:
+    """The runs of the word written from run ``i`` with no space, to its last piece ("shitu-mecha"), or none when
+    run ``i`` continues a word written before it."""
+    if i > 0 and _WORD_JOINERS.fullmatch(text[runs[i - 1][1] : runs[i][0]]):
+        return range(i, i)
+    stop = i + 1
+    while stop < len(runs) and _WORD_JOINERS.fullmatch(text[runs[stop - 1][1] : runs[stop][0]]):
+        stop += 1
+    return range(i, stop)
+
+
+def _lone_name(text: str, runs: list, word: range, taken: set[int], spells_rare: Callable[[str], bool]) -> bool:
+    """Is one written word, clear of ``taken``, a model's name wherever the request says it: a word made up for a
+    model, which no language has, that spells a model's whole name ("cosmicnouveau look", "with arachnophobiaai",
+    "exodus-styling at 0.6"; not "a qipao")? As in the WebUI, where an embedding's name anywhere in a prompt
+    applies it."""
+    if not word or taken.intersection(word):
+        return False
+    said = text[runs[word.start][0] : runs[word.stop - 1][1]]
+    return len(said) >= LONE_WORD_LETTERS and is_coined(squash(said)) and spells_rare(said)
+
+
 def _listed_rare_names(
     text: str, runs: list, lowered: list[str], spells_rare: Callable[[str], bool], taken: set[int]
 ) -> list[set[int]]:
@@ -961,6 +995,12 @@ def _rare_names_inside(
         return stop + 1 >= len(runs) or _parted(text[runs[stop][1] : runs[stop + 1][0]])
 
     def name_at(i: int) -> range | None:
+        lone = _written_word(text, runs, i)
+        # "specter from arknights", "mumei lora (hololive council)": where a name is from
+        from_series = lowered[i - 1] in _ORIGIN or text.rfind("(", 0, runs[i][0]) > text.rfind(")", 0, runs[i][0])
+        if not from_series and _lone_name(text, runs, lone, taken, spells_rare):  # a marking clause lists it too
+            longer = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
+            return longer if longer is not None and len(longer) > len(lone) else lone
         if i in taken or clause[i] in marked_clauses:
             return None
         group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
@@ -1079,8 +1119,10 @@ def _head(
         owner, head = head[: owners[-1] + 1], head[owners[-1] + 1 :]
     after = (head[-1] + 1) if head else i  # "from" follows the whole phrase: "the main witch from ..."
     if head[-1:] and lowered[head[-1]] not in ROLE_NOUNS:
-        # "wife chichi" is named by "chichi"; "the girl from ..." and "the main witch from ..." by the role only
-        head = [j for j in head if lowered[j] not in ROLE_NOUNS] or head
+        # "wife chichi" is named by "chichi"; "the girl from ..." and "the main witch from ..." by the role only; a
+        # role inside a word written whole stays ("princess-knight-art")
+        written = {k for j in head if len(word := _written_word(text, runs, j)) > 1 for k in word}
+        head = [j for j in head if lowered[j] not in ROLE_NOUNS or j in written] or head
     series: list[int] = []
     if after < len(runs) and lowered[after] in _ORIGIN and not (head and boundary_between(head[-1], after)):
         # a title's first word may be a verb ("from breaking bad"), not where a date was cut ("from july tinkering")
@@ -1280,8 +1322,12 @@ def _spelled_through(
 
 def _done_to(lowered: list[str], i: int) -> bool:
     """Does "by" at ``i`` follow what was done to something in the picture ("lit by", "surrounded by")?"""
-    before = lowered[i - 1] if i > 0 else ""
-    return before not in _MAKING and (before in _DONE_IRREGULAR or (len(before) > 4 and before.endswith("ed")))
+    return i > 0 and lowered[i - 1] not in _MAKING and _done(lowered[i - 1])
+
+
+def _done(word: str) -> bool:
+    """Does ``word`` say what was done ("lit", "painted"), a participle, not a name's word?"""
+    return word in _DONE_IRREGULAR or (len(word) > 4 and word.endswith("ed"))
 
 
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:

@@ -151,4 +151,20 @@ def is_english(word: str, zipf: float = ENGLISH_ZIPF) -> bool:
     return zipf_frequency(word.lower(), "en") >= zipf
 
 
-__all__ = ["field_tokens", "fold", "is_english", "is_unspaced", "spans", "squash", "words"]
+# languages requests come in, besides English; a word common in one of them is that language's, not a name
+REQUEST_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl", "id")
+
+
+def is_word(word: str) -> bool:
+    """Is ``word`` a word of English or of a language requests come in ("marktplatz", "vigiando"), rather than a
+    name, which every language's text uses about as rarely ("misato", "bayonetta")?"""
+    return is_english(word) or any(zipf_frequency(word.lower(), lang) >= ENGLISH_ZIPF for lang in REQUEST_LANGUAGES)
+
+
+def is_coined(word: str) -> bool:
+    """Is ``word`` in no language's word list at all: a name made up for a model ("arachnophobiaai", "xenophorm"),
+    not a word nor a name people write elsewhere ("qipao", "hibiki")?"""
+    return all(zipf_frequency(word.lower(), lang) == 0 for lang in ("en", *REQUEST_LANGUAGES))
+
+
+__all__ = ["field_tokens", "fold", "is_coined", "is_english", "is_unspaced", "is_word", "spans", "squash", "words"]
