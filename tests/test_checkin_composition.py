@@ -198,6 +198,9 @@ def test_a_number_said_beats_a_little_of(checkin):
     result = checkin.ask("lyra venn lora and a little bit of the film grain lora (0.3), portrait at dusk", NOW)
     assert _set(result) == [("lyra", 1.0), ("grain", 0.3)]
     assert "0.3" not in result.prompt and "(" not in result.prompt
+    result = checkin.ask("lyra venn (80%) walking in the rain, ink wash style at 50 percent", NOW)
+    assert _set(result) == [("lyra", 0.8), ("inkwash", 0.5)]
+    assert "80" not in result.prompt and "(" not in result.prompt
 
 
 def test_a_base_said_before_a_name_is_that_parts_and_a_bracket_ends_no_list(checkin):
@@ -665,3 +668,33 @@ def test_words_that_read_as_the_picture_elsewhere_inside_a_models_name(settings,
         "kestrel",
         "kim",
     ]
+
+
+def test_a_model_named_in_a_script_written_without_spaces_is_a_part(settings, tmp_path):
+    """ "kestrel vane playing the guzheng, dressed in the 国风汉服 chinese clothes lora": a kind word after a name
+    written in Chinese marks it whole, one part however its characters pair up, beside the name the request opens
+    with."""
+    cards = [
+        dict(card_id="kestrel", name="Kestrel Vane", tags=["character"], triggers=["kestrelvane"]),
+        dict(card_id="hanfu", name="国风汉服 chinese clothes", tags=["clothing"], triggers=["hanfukozue"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    request = "kestrel vane playing the guzheng, dressed in the 国风汉服 chinese clothes lora"
+    assert _chosen(checkin, request) == ["hanfu", "kestrel"]
+
+
+def test_a_made_up_name_after_a_role_and_from_names_the_model(settings, tmp_path):
+    """ "backdrop from apocalypseengine": after a role's "from" the made-up word is the model given the role, not a
+    series; a name's trailing version mark ("TwelveDolllikeness_V1") is no part of what people call it."""
+    cards = [
+        dict(card_id="engine", name="[MrOreos] ApocalypseEngine", tags=["background"], triggers=["apocalypseengine"]),
+        dict(card_id="khastur", name="khastur", kind="textual_inversion", triggers=["khastur"]),
+        dict(card_id="doll", name="TwelveDolllikeness_V1", version="v1.0", triggers=["twelvedolllikeness"]),
+        dict(card_id="morino", name="Morino Hon Style", tags=["style"], triggers=["morino-hon"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert _chosen(checkin, "khastur looming over a crowd, backdrop from apocalypseengine") == ["engine", "khastur"]
+    request = "twelvedolllikeness bebiendo té junto a un estanque, estilo morino hon lora"
+    assert _chosen(checkin, request) == ["doll", "morino"]

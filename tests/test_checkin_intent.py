@@ -57,6 +57,9 @@ def test_may_and_march_are_months_only_in_date_context():
     assert parse("May I have a dog").created == []
     assert parse("the May model").created
     assert parse("a march of penguins").created == []
+    # a month's short form is often a name: "girls' frontline aug" is a rifle's character, "the aug one" a month
+    assert parse("girls' frontline aug in mecha armor").created == []
+    assert parse("the aug one").created and parse("my lora from oct").created
 
 
 def test_a_season_that_describes_the_scene_is_no_date():

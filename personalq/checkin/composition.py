@@ -38,7 +38,7 @@ from personalq.repository.weighted import MAX_CHECKPOINTS
 MAX_LISTED = 3 * MAX_CHECKPOINTS  # names a request may list (some are the picture's) before it is refused unread
 
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
-_JOINING = re.compile(r"(?i)\s*(?:and|&|\+|n|'n'|of|the|of the|x|plus|with|[-_:])?\s*")
+_JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
@@ -98,7 +98,7 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
         if groups and not after_connector:
             previous = max(groups[-1])
             between = text[reference.spans[previous][1] : start]
-            if reference.spans[previous] != reference.spans[k] and not _BETWEEN_NAMES.search(between):
+            if reference.spans[previous] == reference.spans[k] or not _BETWEEN_NAMES.search(between):
                 groups[-1].add(k)
                 continue
         groups.append({k})
@@ -408,7 +408,7 @@ def compose(
 ) -> Composition | None:
     """The parts of a request that names two or more models, each decided, with the ``tagged`` parts its WebUI
     tags named; None when it names one (the single pick's path then stands)."""
-    groups = [] if reference.unspaced else marked_parts(intent.text, reference)  # pairs of CJK name no parts
+    groups = marked_parts(intent.text, reference)
     # "march 7th ..., use the face version": words said of a version name a version of another part, not a model
     groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
     if len(groups) + len(tagged) < 2:

@@ -68,6 +68,9 @@ PART_SHARE = 0.5
 # "XSArchi_108Siza", "XSarchitectural-6Modern small building"; not "Hair Ornament 3 Red Ribbon")
 _NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])")  # where a word written in CamelCase begins the next one
+# a version mark a name ends with besides its label: "TwelveDolllikeness_V1", "Asuka-v2"
+_TRAILING_VERSION = re.compile(r"(?i)(?<=[a-z])[\s_-]+v\d+(?:\.\d+)*$")
 # what may stand before a version label that ends a name: "Gold Ship V2.0" of version "2.0"
 _LABEL_MARK = re.compile(r"(?i)(?:^|(?<=[\s\-_:(\[]))(?:v|ver\.?|version)$")
 
@@ -77,11 +80,12 @@ def _version_text(card: StoredCheckpoint) -> str:
 
 
 def model_name(card: StoredCheckpoint) -> str:
-    """The name without a trailing version label ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of version
-    "2.0" -> "Gold Ship")."""
+    """The name without a trailing version label or mark ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of
+    version "2.0" -> "Gold Ship", "TwelveDolllikeness_V1 v1.0" -> "TwelveDolllikeness")."""
     name, version = card.name, _version_text(card).strip()
     if version and len(name) > len(version) and name.lower().endswith(version.lower()):
         name = _LABEL_MARK.sub("", name[: -len(version)].rstrip(" -_:([")).rstrip(" -_:([")
+    name = _TRAILING_VERSION.sub("", name)  # "TwelveDolllikeness_V1" of version "v1.0"
     return name or card.name
 
 
@@ -352,11 +356,13 @@ class SelectionIndex:
     @staticmethod
     def _titles_inside(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
         """Squashed titles of two words or more inside names ("Offset noise" of "[LoCon/LoRA] Offset noise",
-        "Dark dungeon"), when few models have them: a request that spells one has spelled the model's name."""
+        "Dark dungeon", "ApocalypseEngine" of "[MrOreos] ApocalypseEngine"), when few models have them: a request
+        that spells one has spelled the model's name."""
         inside: dict[str, set[int]] = defaultdict(set)
         for i, card in enumerate(cards):
             for segment in titles.segments(model_name(card)):
-                named = [w for w in segment.split() if w.casefold() not in _KIND_TOKENS]
+                spaced = _CAMEL_BOUNDARY.sub(" ", segment)  # "ApocalypseEngine" is two words written together
+                named = [w for w in spaced.split() if w.casefold() not in _KIND_TOKENS]
                 title = squash(segment)
                 if len(named) >= 2 and len(title) >= 6 and not any(c.isdigit() for c in title):
                     inside[title].add(i)
@@ -481,12 +487,16 @@ class SelectionIndex:
         return self._names_whole(whole) or whole in self._inner_titles or whole in self._numbered_titles
 
     def spells_rare_name(self, text: str) -> bool:
-        """Does ``text`` spell a model's whole name, opening title or a one-word title beside others ("ghostdom")
-        with a word few cards have ("glasstech world morph", not "butterfly wings"): a name, never the picture's words?
-        A title inside brackets only glosses a name ("Tired Eyes (dark circles)")."""
+        """Does ``text`` spell a model's whole name, a title inside it written as one word ("apocalypseengine" of
+        "[MrOreos] ApocalypseEngine") or a one-word title beside others ("ghostdom") with a word few cards have
+        ("glasstech world morph", not "butterfly wings"): a name, never the picture's words? A title said in words
+        may only gloss a name ("Tired Eyes (dark circles)")."""
         rare = RARE_NAME_WORD * self.max_idf
         whole = squash(text)
-        return (self._names_whole(whole) or whole in self._lone_titles or whole in self._numbered_titles) and any(
+        # a title inside a name written as one word, as a file is named ("apocalypseengine")
+        inner = whole in self._inner_titles and len(text.split()) == 1
+        spelled = self._names_whole(whole) or inner or whole in self._lone_titles
+        return (spelled or whole in self._numbered_titles) and any(
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
 

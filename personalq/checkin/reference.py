@@ -996,8 +996,11 @@ def _rare_names_inside(
 
     def name_at(i: int) -> range | None:
         lone = _written_word(text, runs, i)
-        # "specter from arknights", "mumei lora (hololive council)": where a name is from
-        from_series = lowered[i - 1] in _ORIGIN or text.rfind("(", 0, runs[i][0]) > text.rfind(")", 0, runs[i][0])
+        # "specter from arknights", "mumei lora (hololive council)": where a name is from ("backdrop from
+        # apocalypseengine" names a model's role)
+        from_series = (lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)) or text.rfind(
+            "(", 0, runs[i][0]
+        ) > text.rfind(")", 0, runs[i][0])
         if not from_series and _lone_name(text, runs, lone, taken, spells_rare):  # a marking clause lists it too
             longer = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
             return longer if longer is not None and len(longer) > len(lone) else lone

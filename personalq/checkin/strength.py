@@ -28,8 +28,8 @@ _AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]
 # a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping", "..., plastic
 # clothes 0.4 - posing in a phone booth"
 _IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)")
-# a fraction in brackets after a name: "the pastel vector lora (0.3)"
-_BRACKETED = re.compile(r"\(\s*(?P<n>0?\.\d+|1(?:\.0+)?)\s*\)")
+# a fraction or a percentage in brackets after a name: "the pastel vector lora (0.3)", "cm-mix (80%)"
+_BRACKETED = re.compile(r"\(\s*(?:(?P<n>0?\.\d+|1(?:\.0+)?)|(?P<pct>\d{1,3})\s*%)\s*\)")
 # words for a strength: "a little of" before the name, "at half strength" after it
 _LITTLE = re.compile(
     r"(?i)\b(?:just\s+)?(?:a\s+)?(?:little\s+(?:bit\s+)?|bit\s+|touch\s+|hint\s+|dash\s+|tiny\s+bit\s+)of\b"
@@ -72,8 +72,9 @@ def read_strengths(text: str) -> list[Strength]:
         if value is not None:
             found.append(Strength(m.span(), value))
     for m in _BRACKETED.finditer(text):
-        if not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
-            found.append(Strength(m.span(), float(m.group("n"))))
+        value = float(m.group("n")) if m.group("n") else _value(m.group("pct"), percent=True)
+        if value is not None and not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
+            found.append(Strength(m.span(), value))
     for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text)]:
         if not any(m.start("n") < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span("n"), float(m.group("n"))))

@@ -24,8 +24,9 @@ _MONTH = (
 )
 _YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
 FIRST_CHECKPOINT_YEAR = 2015  # no year before this dates a checkpoint
-# "may" and "march" are also verbs: only read them as months next to a year or a date-ish word
-_AMBIGUOUS_MONTHS = {"may", "march", "mar"}
+# "may" and "march" are also verbs, and a month's short form is often a name ("girls' frontline aug", "jan"): only
+# read them as months next to a year or a date-ish word
+_AMBIGUOUS_MONTHS = {"may", "march", "sept"} | {name.lower() for name in calendar.month_abbr if name}
 _DATEISH_BEFORE = re.compile(
     r"(?:\b(?:in|from|of|since|during|the|last|this|early|late|mid|until|before|after|between|and|or|to)\s+|"
     r"\b(?:early|late|mid)-)$",
@@ -97,7 +98,7 @@ def _season_windows(season: str, year: int | None, now: dt.datetime) -> list[Win
 
 def _month_ok(text: str, match: re.Match) -> bool:
     word = match.group("month").lower()
-    if word not in _AMBIGUOUS_MONTHS:
+    if word not in _AMBIGUOUS_MONTHS or match.groupdict().get("year") or match.groupdict().get("short"):
         return True
     return bool(_DATEISH_BEFORE.search(text[: match.start()]) or _DATEISH_AFTER.match(text[match.end() :]))
 
