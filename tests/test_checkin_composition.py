@@ -8,6 +8,7 @@ import pytest
 from factories import checkin_among_many, write_card
 
 from personalq.checkin.agent import CheckIn, InvalidRequest
+from personalq.checkin.composition import marked_parts
 from personalq.repository.service import Repository
 
 NOW = dt.datetime(2024, 3, 1, 12)
@@ -682,6 +683,10 @@ def test_a_model_named_in_a_script_written_without_spaces_is_a_part(settings, tm
 
     request = "kestrel vane playing the guzheng, dressed in the 国风汉服 chinese clothes lora"
     assert _chosen(checkin, request) == ["hanfu", "kestrel"]
+    # the characters pair up as "国风", "风汉", "汉服": one name all the same, never a part each
+    intent, reference = checkin._understand(request, NOW)
+    parts = [reference.written(words) for words in marked_parts(intent.text, reference)]
+    assert parts == ["kestrel vane", "国风汉服 chinese clothes"]
 
 
 def test_a_made_up_name_after_a_role_and_from_names_the_model(settings, tmp_path):
@@ -698,3 +703,41 @@ def test_a_made_up_name_after_a_role_and_from_names_the_model(settings, tmp_path
     assert _chosen(checkin, "khastur looming over a crowd, backdrop from apocalypseengine") == ["engine", "khastur"]
     request = "twelvedolllikeness bebiendo té junto a un estanque, estilo morino hon lora"
     assert _chosen(checkin, request) == ["doll", "morino"]
+
+
+def test_a_clause_that_is_a_name_and_its_strength_names_a_model(checkin):
+    """A strength is said of a model: the words it ends a clause with name one wherever the clause stands, after the
+    picture too ("..., ink wash at half strength")."""
+    result = checkin.ask("the lyra venn lora reading in a library, ink wash at half strength", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.5)]
+    assert "half" not in result.prompt and "reading in a library" in result.prompt
+    result = checkin.ask("lyra venn:.45, sitting in a teacup, film grain", NOW)
+    assert _set(result) == [("lyra", 0.45)]  # "film grain" given no strength nor kind word is the picture's
+
+
+def test_style_said_before_the_name_in_spanish_names_the_model(settings, tmp_path):
+    """ "estilo morino-hon": Spanish, Portuguese and Italian put "style" before the name; a made-up name the
+    request opens with, the picture after it in Spanish, is the other part."""
+    cards = [
+        dict(card_id="morino", name="morino-hon-style", kind="textual_inversion", triggers=["morino-hon-style"]),
+        dict(card_id="doll", name="TwelveDolllikeness_V1", version="v1.0", triggers=["twelvedolllikeness"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    request = "twelvedolllikeness bebiendo té junto a un estanque de lotos, estilo morino-hon"
+    assert _chosen(checkin, request) == ["doll", "morino"]
+
+
+def test_a_webui_tags_name_picks_the_model_it_names_whole(settings, tmp_path):
+    """ "<lora:Pop_-_Style:0.5>": a tag names a file, so of the models its words fit, the one whose whole name it is
+    is meant, not another with the same words inside a longer title ("Japanese pop art style")."""
+    cards = [
+        dict(card_id="kestrel", name="Kestrel Vane", tags=["character"], triggers=["kestrelvane"]),
+        dict(card_id="pop", name="Pop - Style", tags=["style"], triggers=[]),
+        dict(card_id="jpop", name="Japanese pop art style", tags=["style"], triggers=["jpopart"]),
+        dict(card_id="parade", name="Pop Up Parade (Figurines) (Style)", tags=["style"], triggers=["popup"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("<lora:kestrel_vane:0.7> <lora:Pop_-_Style:0.5> at the school gate, waving shyly", NOW)
+    assert sorted(_set(result)) == [("kestrel", 0.7), ("pop", 0.5)]

@@ -45,7 +45,7 @@ from personalq.checkin.rewrite import rewrite_prompt
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.strength import STRENGTH_KEY
-from personalq.checkin.tokens import words
+from personalq.checkin.tokens import squash, words
 from personalq.repository.card import GENERIC_TAGS
 from personalq.repository.service import Repository, StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
@@ -592,7 +592,13 @@ class CheckIn:
         if len(files) == 1:  # no search: the file names it
             return Part(set(), Ranking([], reference), Decision("selected", files), weight, name=name)
         ranking = retrieve(self.cache, intent, reference)
-        return Part(set(), ranking, self._decide(intent, ranking), weight, name=name)
+        decision = self._decide(intent, ranking)
+        # of several that fit, the one the tag's name is whole is the one its file is named for ("Pop_-_Style" is
+        # "Pop - Style", not "Japanese pop art style")
+        whole = [card for card in decision.remaining if squash(model_name(card)) == squash(name)]
+        if decision.status == "clarify" and len(whole) == 1:
+            decision = Decision("selected", whole, decision.reason)
+        return Part(set(), ranking, decision, weight, name=name)
 
     def _answer_part(
         self,

@@ -28,9 +28,10 @@ from personalq.repository.card import StoredCheckpoint
 
 # a request word outside any reference phrase, when the request has one
 CONTENT_WEIGHT = 0.5
-# kind words in Russian, in the cases a request puts them ("с лорой", "лору"): the model's name follows them
+# kind words in Russian, in the cases a request puts them ("с лорой", "лору"), and "style" in Spanish, Portuguese
+# and Italian ("estilo morino-hon"): the model's name follows them
 _FOLLOWED_BY_NAME = frozenset(
-    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью".split()
+    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью estilo stile".split()
 )
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
 KIND_WORDS = (
@@ -572,6 +573,7 @@ def read_reference(
     definite += _rare_names_inside(
         text, runs, lowered, spells, spells_rare, taken | set().union(*definite), phrase | markers
     )
+    definite += _weighted_clauses(text, runs, lowered, strengths, taken | set().union(*definite))
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
     # request opens with, before its scene, beside a model it marks, tags or names whole
@@ -1020,6 +1022,31 @@ def _rare_names_inside(
         return group
 
     return _each_name(len(runs), name_at, start=1)
+
+
+def _weighted_clauses(
+    text: str, runs: list, lowered: list[str], strengths: list[tuple[int, int]], taken: set[int]
+) -> list[set[int]]:
+    """Clauses that are only a name and the strength it is given, wherever they stand ("..., indian watercolor at
+    half strength", "rabbit_rabbit:.45, sitting in a teacup"): a strength is said of a model, so the words it ends a
+    clause with name one."""
+    found: list[set[int]] = []
+    for start, end in strengths:
+        before = [j for j, run in enumerate(runs) if run[1] <= start]
+        after = next((j for j, run in enumerate(runs) if run[0] >= end), None)
+        if not before or text[runs[before[-1]][1] : start].strip(" :"):
+            continue  # the strength follows no word of a name
+        if after is not None and not _parted(text[end : runs[after][0]]):
+            continue  # the clause goes on past the strength: "... at 0.5 standing in ..."
+        first = last = before[-1]
+        while first > 0 and not _parted(text[runs[first - 1][1] : runs[first][0]]):
+            first -= 1
+        while first <= last and (lowered[first] in _DETERMINERS or lowered[first] in LISTING or not lowered[first]):
+            first += 1
+        group = set(range(first, last + 1))
+        if group and len(group) <= INSIDE_NAME_WORDS and not group & taken:
+            found.append(group)
+    return found
 
 
 # words before the name of a style, said as a style is: "drawn by katsura masakazu", "in the manner of marcel
