@@ -929,7 +929,7 @@ def _lone_name(text: str, runs: list, word: range, taken: set[int], spells_rare:
     if not word or taken.intersection(word):
         return False
     said = text[runs[word.start][0] : runs[word.stop - 1][1]]
-    return len(said) >= LONE_WORD_LETTERS and is_coined(squash(said)) and spells_rare(said)
+    return len(said) >= LONE_WORD_LETTERS and spells_rare(said) and is_coined(squash(said))
 
 
 def _listed_rare_names(
