@@ -1028,8 +1028,8 @@ def _weighted_clauses(
     text: str, runs: list, lowered: list[str], strengths: list[tuple[int, int]], taken: set[int]
 ) -> list[set[int]]:
     """Clauses that are only a name and the strength it is given, wherever they stand ("..., indian watercolor at
-    half strength", "rabbit_rabbit:.45, sitting in a teacup"): a strength is said of a model, so the words it ends a
-    clause with name one."""
+    half strength", "..., hair detailer 0.4, ..."): a strength is said of a model, so the words it ends a clause
+    with name one."""
     found: list[set[int]] = []
     for start, end in strengths:
         before = [j for j, run in enumerate(runs) if run[1] <= start]
