@@ -189,7 +189,7 @@ def _named_opening(
         # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
         text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
         if len(kept) == 1:
-            spelled = start == 0 and _opens_alone(reference, ordered, text) and index.spells_rare_name(text)
+            spelled = start == 0 and index.spells_rare_name(text) and _opens_alone(reference, ordered, text)
         else:
             spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):
