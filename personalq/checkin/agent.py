@@ -595,9 +595,10 @@ class CheckIn:
         decision = self._decide(intent, ranking)
         # of several that fit, the one the tag's name is whole is the one its file is named for ("Pop_-_Style" is
         # "Pop - Style", not "Japanese pop art style")
-        whole = [card for card in decision.remaining if squash(model_name(card)) == squash(name)]
-        if decision.status == "clarify" and len(whole) == 1:
-            decision = Decision("selected", whole, decision.reason)
+        if decision.status == "clarify":
+            whole = [card for card in decision.remaining if squash(model_name(card)) == squash(name)]
+            if len(whole) == 1:
+                decision = Decision("selected", whole, decision.reason)
         return Part(set(), ranking, decision, weight, name=name)
 
     def _answer_part(

@@ -97,8 +97,8 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
             continue
         if groups and not after_connector:
             previous = max(groups[-1])
-            between = text[reference.spans[previous][1] : start]
-            if reference.spans[previous] == reference.spans[k] or not _BETWEEN_NAMES.search(between):
+            between = text[reference.spans[previous][1] : start]  # "" between a CJK run's character pairs
+            if not _BETWEEN_NAMES.search(between):
                 groups[-1].add(k)
                 continue
         groups.append({k})

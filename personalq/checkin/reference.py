@@ -1000,10 +1000,9 @@ def _rare_names_inside(
         lone = _written_word(text, runs, i)
         # "specter from arknights", "mumei lora (hololive council)": where a name is from ("backdrop from
         # apocalypseengine" names a model's role)
-        from_series = (lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)) or text.rfind(
-            "(", 0, runs[i][0]
-        ) > text.rfind(")", 0, runs[i][0])
-        if not from_series and _lone_name(text, runs, lone, taken, spells_rare):  # a marking clause lists it too
+        after_from = lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)
+        bracketed = text.rfind("(", 0, runs[i][0]) > text.rfind(")", 0, runs[i][0])
+        if not (after_from or bracketed) and _lone_name(text, runs, lone, taken, spells_rare):  # marked clauses too
             longer = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
             return longer if longer is not None and len(longer) > len(lone) else lone
         if i in taken or clause[i] in marked_clauses:
