@@ -34,6 +34,7 @@ from personalq.checkin.reasoning import Decision, decide, narrow, rank, rules_ou
 from personalq.checkin.reference import (
     KIND_WORDS,
     Reference,
+    name_as_said,
     name_position,
     naming_spans,
     origin_first,
@@ -41,7 +42,7 @@ from personalq.checkin.reference import (
     reference_spans,
 )
 from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, retrieve
-from personalq.checkin.rewrite import rewrite_prompt
+from personalq.checkin.rewrite import is_negative_embedding, prompt_trigger_for, rewrite_prompt, with_negative
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.strength import STRENGTH_KEY
@@ -164,7 +165,7 @@ def _network(tag: re.Match) -> str:
     """A network tag named as "NAME lora" is: selection reads the name, the prompt drops it with its kind word and
     its strength ("at 0.8", which :mod:`~personalq.checkin.strength` reads), and nothing half-cut reaches the
     picture."""
-    name = tag.group("name").replace("_", " ").strip()
+    name = " ".join(re.sub(r"[-–—|/_]", " ", tag.group("name")).split())  # "3Shot_-_Style": one run of words
     weight = (tag.group("weight") or "").strip()
     strength = f" at {float(weight):.2f}" if re.fullmatch(r"-?\d*\.?\d+", weight) else ""
     return f", {name} lora{strength}, "
@@ -211,7 +212,10 @@ def split_negative(text: str) -> tuple[str, str]:
 
 
 # the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
-_JOINED_BEFORE = re.compile(r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?$")
+_JOINED_BEFORE = re.compile(
+    r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?"
+    r"(?:(?:lora|locon|lycoris|embedding|model)\s+(?:that|which)\s+)?$"  # "+ the lora that swaps ..."
+)
 
 
 # "weight:0.6", "cfg:7": a setting said with a value, not a name
@@ -261,12 +265,18 @@ def _transposed(word: str) -> set[str]:
 
 
 # connectors typed with two letters swapped ("acerola wiht the smug face lora", "usign western ink"): no name reads so
-_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus", "and") for typo in _transposed(word)}
+_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus", "and", "wearing") for typo in _transposed(word)}
 _CONNECTOR_TYPOS.pop("suing")
 _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
 
 
 _WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
+
+
+# words that only lead into a part, left at the end when its name went and no trigger came
+_LEFT_LEADING = re.compile(r"(?i)\s+(?:in|on|at|with|of|by|using|the|an?)$")
+# a possessive particle between a bracketed series and the Latin kind word after it
+_BRACKET_PARTICLE = re.compile(r"([)\]])\s*[の的]\s*(?=[A-Za-z])")
 
 
 def _clean(text: str) -> str:
@@ -275,6 +285,7 @@ def _clean(text: str) -> str:
     text = _TITLE_PERIOD.sub(r"\1", text)
     text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
     text = _WITH_SHORT.sub("with", text)  # "rita w/ emotion-puppeteer": the connector written short
+    text = _BRACKET_PARTICLE.sub(r"\1 ", text)  # "ローン(アズールレーン)のlora" reads as "roon (azur lane) lora"
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
         raise InvalidRequest("Tell me what you would like to make, for example 'my April dog model on a beach'.")
@@ -299,7 +310,7 @@ class CheckIn:
         files = [
             m.span()
             for m in _CHUNK.finditer(text)
-            if _IDENTIFIER.search(m.group()) and index.spells_file(m.group()) and not says_base(m.group())
+            if _IDENTIFIER.search(m.group()) and index.writes_whole(m.group()) and not says_base(m.group())
         ]
         files += _numbered_names(text, index.spells_name)
         boilerplate = _boilerplate(text)
@@ -316,6 +327,7 @@ class CheckIn:
             names=index.names,
             spells=index.spells_name,
             spells_rare=index.spells_rare_name,
+            owns_trigger=index.owns_trigger,
             beside_tags=tagged,
             creators=index.is_creator,
             only_creators=index.only_creator,
@@ -472,9 +484,11 @@ class CheckIn:
             return prompt_text(intent, reference_spans(reference))
         # a style named with the model ("my watercolor corgi") is how to draw it: it stays in the picture
         cut = [span for span in naming_spans(reference, card) if not overlaps(span, intent.style_spans)]
+        if is_negative_embedding(card):  # its trigger goes in the negative prompt
+            return prompt_text(intent, cut)
         position = name_position(reference, cut)
         text = prompt_text(intent, cut, () if position is None else (position,))
-        return rewrite_prompt(text, card, request=query)
+        return rewrite_prompt(text, card, request=query, stand_in=name_as_said(reference, card, cut))
 
     def _finish(
         self,
@@ -493,6 +507,8 @@ class CheckIn:
         if decision.status == "selected":
             card = decision.chosen
             prompt = self._prompt(query, now, card, reading, contenders)
+            if is_negative_embedding(card):
+                negative = with_negative(negative, card, query)
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
@@ -652,6 +668,10 @@ class CheckIn:
             for part, card in zip(state.parts, cards)
         ]
         prompt = self._composed_prompt(query, now, [(set(p.words), c) for p, c in zip(state.parts, cards)], reading)
+        negative = state.negative
+        for card in cards:
+            if is_negative_embedding(card):
+                negative = with_negative(negative, card, query)
         if session_id:
             self.store.update(
                 session_id, "selected", SessionState(prompt=prompt, candidate_ids=[c.id for c in cards], options=[])
@@ -661,7 +681,7 @@ class CheckIn:
             checkpoint_id=picks[0].checkpoint_id,
             checkpoints=picks,
             prompt=prompt,
-            negative_prompt=state.negative,
+            negative_prompt=negative,
             session=session_id,
             engine=engine,
             intent=intent.describe(),
@@ -678,9 +698,11 @@ class CheckIn:
         intent, reference = reading if reading is not None else self._understand(query, now)
         cuts: list[tuple[int, int]] = []
         slots: list[int] = []
+        stand_ins: list[str] = []
         for positions, card in named:
             if not positions:  # named by a WebUI tag, taken out of the text: its trigger goes in front
                 slots.append(-1)
+                stand_ins.append("")
                 continue
             part = reference.with_phrase(positions)
             cuts += [span for span in naming_spans(part, card) if not overlaps(span, intent.style_spans)]
@@ -691,12 +713,22 @@ class CheckIn:
             if joined and positions != named[0][0]:
                 cuts.append((joined.start(), start))  # "... and the", "+ my": what listed it goes with it
             slots.append(start)
+            stand_ins.append(name_as_said(reference, card, [(start, end)]))
         text = prompt_text(intent, cuts, slots)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
-        for mark, (_, card) in reversed(list(zip(SLOTS, named))):  # a trigger with no place goes in front
-            text = rewrite_prompt(text, card, request=query, mark=mark)
-        return re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")  # a trigger-less part's comma
+        last = re.search(rf"(?i)\b(?:in|on|at|with|of|by|using|the|an?)\s+({SLOT_RANGE.pattern})[\s,.]*$", text)
+        emptied = False  # the part named last leaves nothing in its place
+        for mark, (_, card), stand_in in reversed(list(zip(SLOTS, named, stand_ins))):  # no place: in front
+            put = not is_negative_embedding(card)  # a negative embedding's trigger goes in the negative prompt
+            if last and last.group(1) == mark:
+                emptied = not (put and (prompt_trigger_for(card, query) or stand_in))
+            if put:
+                text = rewrite_prompt(text, card, request=query, mark=mark, stand_in=stand_in)
+        # a trigger-less part leaves its comma, brackets, or the word that led into it ("by the fire in")
+        text = re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")
+        text = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", text)
+        return _LEFT_LEADING.sub("", text) if emptied else text
 
 
 def _or_default(weight: float | None) -> float:

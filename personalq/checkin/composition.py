@@ -42,7 +42,7 @@ _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
-    r"(?i)[,;+&]|\b(?:and|with|plus|in|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
+    r"(?i)[,;+&!?]|\.(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
     + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
     + r")\b"
 )
@@ -112,6 +112,8 @@ def _part_reference(reference: Reference, words: set[int], groups: list[set[int]
     other parts' words count for nothing (they are evidence for other models)."""
     others = set().union(*groups) - words
     part = reference.with_phrase(words)
+    if reference.described and words <= reference.phrase:  # "the lora that swaps the lower jaw ...": described
+        part = replace(part, described=True)
     return replace(part, words=[replace(w, weight=0.0) if k in others else w for k, w in enumerate(part.words)])
 
 
@@ -297,8 +299,10 @@ def _joined_names(cache: CardCache, text: str, reference: Reference, groups: lis
 
 
 _MODEL_WORDS = re.compile(
-    r"(?i)^[\s,]*(?:\w+\s+)?(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
+    r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
 )
+# a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
+_DESCRIBED = re.compile(r"(?i)\b(?:lora|locon|lycoris|embedding|model)\s+(?:that|which|for|to)\s+$")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
 # a kind word before the name, as Romance languages put it: "con el lora de european towns", "le lora du ..."
 _KIND_OF = re.compile(
@@ -337,11 +341,18 @@ def _unheard_name(
 
 def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
-    ghibli", a field "style: ghibli"), not only a style ("in sketch style")?"""
+    ghibli", a field "style: ghibli", "the lora that swaps ..."), not only a style ("in sketch style")?"""
     start, end = span_of(reference, words)
     labelled = any(label.end() == start for label in FIELD_LABEL.finditer(text, 0, start))  # "style: nodes tech"
-    return bool(
-        _MODEL_WORDS.match(text[end:]) or _OWNED.search(text[:start]) or _KIND_OF.search(text[:start]) or labelled
+    before = text[:start]
+    return (
+        bool(
+            _MODEL_WORDS.match(text[end:])
+            or _OWNED.search(before)
+            or _KIND_OF.search(before)
+            or _DESCRIBED.search(before)
+        )
+        or labelled
     )
 
 
@@ -460,7 +471,21 @@ def compose(
         )
     bases = {_architecture(p.decision.chosen) for p in parts if p.decision.status == "selected"}
     parts = [_same_base(p, next(iter(bases)) if len(bases) == 1 else None) for p in parts]
+    parts = [p for p in parts if not _plain_words_of_many(p, reference)]
+    if len(parts) < 2:
+        return None
     return Composition(parts, refusal=_refusal(parts))
+
+
+def _plain_words_of_many(part: Part, reference: Reference) -> bool:
+    """Is ``part`` a word of the picture after all: one unmarked plain word that several models still fit ("...,
+    sunset, splashing water, ..." of a tag prompt)? Scene words never make a part unless the request marks them."""
+    if part.marked or len(part.words) != 1 or part.decision.status != "clarify":
+        return False
+    (k,) = part.words
+    called = k + 1 < len(reference.words) and reference.words[k + 1].forms[0] in KIND_WORDS  # "gothic style"
+    models = {c.family or c.id for c in part.decision.remaining}
+    return len(models) > 1 and is_english(reference.words[k].forms[0]) and not called
 
 
 __all__ = ["Composition", "Part", "compose", "marked_parts", "span_of"]

@@ -27,7 +27,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from personalq.checkin import titles
-from personalq.checkin.tokens import field_tokens, is_unspaced, squash, words
+from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.importers.civitai import CIVITAI_FAMILY
 from personalq.repository.weights_name import weights_name
@@ -59,6 +59,7 @@ MENTION_BONUS = 4.0  # a whole model name or version label spelled out in the re
 MISSPELT_STARTS = 8  # phrase words a misspelt name may start at: a name is said early, and each is a fuzzy search
 SPELLED_TITLE_MODELS = 3  # a title inside names spells a model when no more models than this have it
 OPENING_TITLE_LETTERS = 6  # a shorter title a name opens with is too often a common word ("Night")
+OWN_WORD_FAMILIES = 2  # the most models whose fields may say a trained word that names its own model anywhere
 RARE_NAME_WORD = 0.5  # of the rarest word's idf: a word of a name this rare is no common word of a picture
 INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may be a title's initials ("mha")
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
@@ -182,6 +183,12 @@ _JOINERS = frozenset("a an and the of n in on to de la le du des del von no et y
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
 
+# a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin")
+_KIND_AT_ENDS = re.compile(
+    r"(?i)^\W*(?:lora|locon|lycoris|embedding|ti)\b\W*|\W*\b(?:lora|locon|lycoris|embedding)\W*$"
+)
+
+
 class SelectionIndex:
     """Inverted index of card tokens -> (card, weight), split into family-wide and version-own postings."""
 
@@ -219,6 +226,7 @@ class SelectionIndex:
         # "painting" names two models and is the style of forty: as a name it is rare, as a style common
         self.name_idf = {t: _idf(families, len(f)) for t, f in named_by.items()}
         self.max_idf = math.log(1 + (families + 0.5) / 1.5)  # a word one model has, counted once more
+        self._own_word_idf = _idf(families, OWN_WORD_FAMILIES)
         # tokens of a card's creator: "yunyun" made Angel SleePeace, and "TheAlly's Wholesome Grandpas" says who
         # made it, however its name reads
         made_by: dict[str, list[int]] = defaultdict(list)
@@ -270,6 +278,10 @@ class SelectionIndex:
         for whole in {w for w, ids in self._mentions.items() if any(i >= 0 for i in ids)} | set(self._inner_titles):
             self._names_by_length[len(whole)].append(whole)
         self._files = self._file_names(cards, self.family_of)
+        self._trained: dict[str, set[str]] = defaultdict(set)  # squashed trained words -> the models trained on them
+        for card, family in zip(cards, self.family_of):
+            for trained in {squash(t) for t in (*card.triggers, *card.prompt_triggers)}:
+                self._trained[trained].add(family)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
         self.vocabulary = sorted(self.idf)
@@ -288,7 +300,7 @@ class SelectionIndex:
         ("Asian-Less" of "Style Asian Less") or begins its siblings' ("Asian-Less-Toon") names the model instead."""
         written: dict[int, set[str]] = {}
         for i, card in enumerate(cards):
-            texts = (squash(text) for text in (_version_text(card), *card.triggers))
+            texts = (squash(text) for text in (_version_text(card), *card.triggers, *card.prompt_triggers))
             written[i] = {t for t in texts if len(t) >= 4 and not t.isdigit() and not _BARE_VERSION.match(t)}
         members: dict[str, list[int]] = defaultdict(list)
         for i, family in enumerate(family_of):
@@ -335,7 +347,12 @@ class SelectionIndex:
         """Squashed whole names and version labels -> the cards they name (``-1 - i`` for card i's label)."""
         mentions: dict[str, list[int]] = defaultdict(list)
         for i, card in enumerate(cards):
-            for text, field in ((model_name(card), "name"), (_version_text(card), "version")):
+            name = model_name(card)
+            # "SurrealismAI LoRA" is called "surrealismai"; a name of plain words is not ("Glasses LoRA")
+            bare = _KIND_AT_ENDS.sub("", name)
+            coined = bare != name and len(bare.split()) == 1 and not is_english(bare)
+            named = [(name, "name"), (_version_text(card), "version")] + ([(bare, "name")] if coined else [])
+            for text, field in named:
                 whole = squash(text)
                 if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
                     mentions[whole].append(i if field == "name" else -1 - i)
@@ -499,6 +516,19 @@ class SelectionIndex:
         return (spelled or whole in self._numbered_titles) and any(
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
+
+    def owns_trigger(self, text: str) -> bool:
+        """Is ``text`` a trained word written whole that only one model's versions have, and a word hardly any other
+        card says ("ddbitlip"; not "lowres", which tag lists share)?"""
+        whole = squash(text)
+        return len(self._trained.get(whole, ())) == 1 and self.idf.get(whole, self.max_idf) >= self._own_word_idf
+
+    def writes_whole(self, text: str) -> bool:
+        """Is the one written word ``text`` a file's trigger or label, a model's whole name, or a word of a name or
+        trigger as joined there ("ganyu-v2" of "Ganyu-V2", "bad-image-v2-39000")? Then it names, and the version
+        mark inside it is no version said."""
+        joined = re.search(r"[^\W\d_][-_.][^\W_]", text) is not None  # a word of a name written with its parts
+        return self.spells_file(text) or self.spells_name(text) or (joined and squash(text) in self._titles)
 
     def spells_file(self, text: str) -> bool:
         """Is ``text`` some file's trigger word or version label written whole ("Style-TronLegacy-8v-B")?"""
@@ -694,8 +724,9 @@ class SelectionIndex:
     ) -> set[int]:
         """A run of request words that spells a whole model name or version label ("easynegative",
         "v3.0-ming", "Big Pixel Style") names that card outright, however common its words are. Returns the cards
-        whose name, or a title inside it, was spelled."""
+        whose name, or a title inside it (else a trained word of several words), was spelled."""
         spelled: set[int] = set()
+        by_trigger: set[int] = set()  # a trained word of several words written whole ("cammy sf6")
         for start in range(len(query)):
             for end in range(start + 1, min(len(query), start + 6) + 1):
                 if end - start > 1 and query[end - 1].position - query[end - 2].position > 2:
@@ -704,6 +735,8 @@ class SelectionIndex:
                 whole = squash("".join(w.forms[0] for w in query[start:end]))
                 if query[start].weight > 0.0 and not gapped:
                     spelled.update(self._inner_titles.get(whole, ()))
+                    if end - start > 1:
+                        by_trigger.update(self._files.get(whole, ()))
                 for i in self._said_around.get(whole, ()) if gapped else self._mentions.get(whole, ()):
                     best, card = (best_family, i) if i >= 0 else (best_own, -1 - i)
                     if i >= 0 and query[start].weight > 0.0:
@@ -711,7 +744,9 @@ class SelectionIndex:
                     for row in range(start, end):
                         best[row, card] += MENTION_BONUS / (end - start)
                         best_found[row, card] += MENTION_BONUS
-        return spelled
+        # names it only where no model's name is spelled: "valkyrie armor" is the "Valkyrie" model's name and a word
+        # of the picture as much as another's trained word
+        return spelled or by_trigger
 
 
 __all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name"]

@@ -126,14 +126,15 @@ _NEWEST = re.compile(
     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую"
     # Spanish, French, Portuguese, Italian, German, Indonesian
     r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
-    r"|\bneueste\w*|\baktuellste\w*|\bterbaru\b",
+    r"|\bneuere?\w*|\bneueste\w*|\baktuellste\w*|\bterbaru\b|新しいほう",
     re.I,
 )
 _OLDEST = re.compile(
     r"\b(?:oldest|older|earlier|earliest|very first|first)\b"
     r"|\bold(?=\s+(?:ones?|versions?|v\d[\w.]*)\b)"  # "the old v1", "the old one"; not "an old man"
-    r"|最早|最初|一番古い|古い方|самая старая|перв\w*"
-    r"|\b(?:primera|première|premier|primeira|erste\w*|pertama)\b",
+    r"|最早|最初|一番古い|古い方|古いほう|самая старая|перв\w*"
+    r"|\b(?:primera|première|premier|primeira|erste\w*|pertama|ältere\w*|älteste\w*)\b"
+    r"|\b(?:más|mais|più|plus)\s+(?:antigu[oa]|antig[oa]|vecchi[oa]|ancienne?)\b",
     re.I,
 )
 _USED = re.compile(r"\b(?:i\s+)?(?:used|ran|tried|generated with|worked with|played with)\b", re.I)
@@ -141,7 +142,9 @@ _LAST_USED = re.compile(
     r"\b(?:last|most recently|recently)\s+used\b|\bused\s+(?:it\s+)?(?:last|most recently)\b", re.I
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|without|except|excluding|other than|but not|anything but|isn't|n't)\s+"
+    # (Portuguese "no estilo do ..." is "in the style of ...")
+    r"\b(?:not|no(?!\s+(?:estilo|fundo|meio|topo)\b)|without|except|excluding|other than|but not|anything but"
+    r"|isn't|n't)\s+"
     r"(?:the\s+|a\s+|an\s+|my\s+|her\s+|his\s+|their\s+)?"  # "lana (not her mom)"
     r"(?P<what>[\w.-]*\w(?:\s+(?!one\b|model\b|version\b)[\w.-]*\w)?)(?:\s+(?:one|model|version|ones))?",
     re.I,
@@ -166,7 +169,7 @@ _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" say
     r"models?(?!\s+(?:" + "|".join(sorted(MODEL_COMPOUNDS)) + r"|of)\b)|"
     r"checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
-    r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|"
+    r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|(?:malen|zeichnen)(?=\s*\?)|"
     r"s'il (?:te|vous) pla[iî]t|svp|stp|tolong|dong|usa|usar|usando|utilise|utilisez|benutze|nutze|pakai|"
     r"пожалуйста)(?![A-Za-z0-9-])"
     r"|お願いします|お願い|ください|부탁해요|부탁합니다|부탁해|주세요",  # "please" in Japanese and Korean
@@ -198,6 +201,7 @@ _LEAD = re.compile(
     r"(?:generate|make|create|render|draw|paint|do|show me|give me|gimme|pull up|i want|i'd like|i would like|i need"
     r"|need|do i have|is there|are there"
     r"|quiero|quer[ií]a|quero|je voudrais|voudrais|je veux|ich m[öo]chte|m[öo]chte|vorrei|voglio|aku mau|saya mau"
+    r"|(?:kannst|k[öo]nntest)(?: du)?(?: mir)?"  # "kannst du ... malen?": its verb ends the sentence (see _FILLER)
     # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
     r"|dibuja(?:me)?|haz(?:me)?|dessine(?:z|-moi)?|zeichne(?:\s+bitte)?|desenh[ae]|disegna(?:mi)?"
     r"|gambar(?:kan)?|buat(?:kan)?|tolong\s+gambar(?:kan)?|нарисуй(?:те)?)\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",
@@ -566,10 +570,12 @@ def option_position(text: str) -> int | None:
 
 
 def _merge(spans: list[tuple[int, int]], text: str = "") -> list[tuple[int, int]]:
-    """Overlapping spans as one, and spans only an "x" apart ("spy x family": a title's words)."""
+    """Overlapping spans as one, and spans only an "x" apart ("spy x family": a title's words) or a joining mark
+    ("ganyu" and "v2" of "ganyu-v2": one written word)."""
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
-        if merged and (start <= merged[-1][1] or text[merged[-1][1] : start].strip().lower() == "x"):
+        between = text[merged[-1][1] : start] if merged else ""
+        if merged and (start <= merged[-1][1] or between.strip().lower() == "x" or re.fullmatch(r"[-_.]+", between)):
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((start, end))
@@ -595,11 +601,10 @@ def _inside_compound(text: str, start: int, end: int) -> bool:
 
 
 def _lead_in(text: str, start: int, keep_determiner: bool) -> str:
-    """The words before ``start`` that only lead into the span there ("created in", "of my"); but "my" or "the"
-    before the name the trigger replaces stay its determiner ("my dog" -> "a <biscuit-v2>")."""
-    lead = _DANGLING.search(text[:start]).group(0)
-    # a cut is one span: keeping the determiner keeps what leads into it too ("in the <alleyway>")
-    return "" if keep_determiner and re.search(r"(?i)\b(?:the|my)\s+$", lead) else lead
+    """The words before ``start`` that only lead into the span there ("created in", "of my"); but before the name
+    the trigger replaces they stay, its determiner ("my dog" -> "a <biscuit-v2>") and what leads into it ("a horde of
+    <kkw-demons>", "in the <alleyway>")."""
+    return "" if keep_determiner else _DANGLING.search(text[:start]).group(0)
 
 
 # where the words that named a checkpoint stood: its trigger goes there; one mark per checkpoint of a composed
@@ -686,7 +691,8 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""
-    names_thing = bool(intent.subjects) or singular(first) in intent.terms
+    plural = singular(first) != first  # "skyscrapers in the rain" takes no article
+    names_thing = not plural and (bool(intent.subjects) or singular(first) in intent.terms)
     if (
         text
         and not SLOT_RANGE.match(text)

@@ -59,7 +59,7 @@ SCATTERED_COVERAGE = 0.75  # below this, a model whose name was not spelled has 
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
-_VERSION_WORD = re.compile(r"(?i)^v\d+(?:\.\d+)*$")
+_VERSION_WORD = re.compile(r"(?i)^(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # "v2", "0.5" ("not the 0.5")
 _TI_WORDS = re.compile(r"(?i)\b(?:embedding|embeddings|embed|ti|textual inversion|эмбеддинг\w*)\b")
 _LORA_WORDS = re.compile(r"(?i)\b(?:lora|loras|locon|lycoris|loha|лор\w)\b")
 

@@ -22,6 +22,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
+from personalq.checkin.roles import is_character, is_style
 from personalq.checkin.tokens import COMMON_ZIPF, is_coined, is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
@@ -33,10 +34,12 @@ CONTENT_WEIGHT = 0.5
 _FOLLOWED_BY_NAME = frozenset(
     "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью estilo stile".split()
 )
+_DRESSING = frozenset("wearing using".split())  # verbs whose object may be a model ("wearing floral bow heels")
+_FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French says the style before its name
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
 KIND_WORDS = (
     frozenset(
-        "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles "
+        "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles stil "
         "finetune dreambooth extract extraction".split()  # "the deliberate v2 lora extract"
     )
     | _FOLLOWED_BY_NAME
@@ -97,7 +100,8 @@ SCENE_OPENERS = frozenset(
     "is are was doing and or but than like beyond past amid amidst atop "
     # the same prepositions in the other languages requests come in ("en la playa", "sur une plage", "am Strand")
     # (not Portuguese "no" and "na": Japanese names hold them, "tamamo no mae")
-    "en sur dans sous avec em com sotto nel nella am im auf unter mit pada dengan на в во под с со".split()
+    "en sur dans sous avec em com con sobre bajo entre sotto nel nella am im auf unter mit pada dengan "
+    "на в во под с со qui que num numa".split()
 )
 _INDEFINITE = frozenset("a an some".split())
 # words for who someone is to others: beside a name they describe, they do not name ("goku's wife chichi")
@@ -115,7 +119,10 @@ ROLE_NOUNS = (
         "teacher student girl boy man woman lady guy kid child princess prince queen king "
         # what a character is in their story: "the singer from one piece film red", "the villain from kim possible"
         "singer idol witch wizard mage knight villain villainess hero heroine protagonist antagonist "
-        "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot".split()
+        "attendant maid butler cop detective pilot captain soldier nurse doctor leader boss mascot "
+        # the same people in the other languages requests come in ("una chica centauro")
+        "chica chico mujer hombre niña niño garota menina mulher homem ragazza ragazzo donna uomo fille garçon femme "
+        "homme mädchen junge frau mann".split()
     )
 )
 # "one of the ddlc girls", "one of the quintuplets": a role said in the plural, any one of a group
@@ -174,7 +181,8 @@ _LEADING = (
         "love like um uh hmm well alright just "  # "um well i'd love ...", "got anything ..."
         # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
         "dibuja dibújame dibujame haz hazme genera dessine dessinez dessine-moi fais génère "
-        "zeichne zeichnen erstelle mach male bitte desenhe desenha faça faca gere disegna disegnami fai "
+        "zeichne zeichnen erstelle mach male bitte kannst könntest "
+        "desenhe desenha faça faca gere disegna disegnami fai "
         "crea gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
         "пожалуйста хочу moi mir mi favor".split()
     )
@@ -298,6 +306,7 @@ def read_reference(
     strengths: list[tuple[int, int]] = (),
     spells: Callable[[str], bool] = lambda text: False,
     spells_rare: Callable[[str], bool] = lambda text: False,
+    owns_trigger: Callable[[str], bool] = lambda text: False,
     beside_tags: bool = False,
 ) -> Reference:
     """The words of ``text`` (NFKC-normalized) outside the ``skip`` spans (versions, dates, negations, which
@@ -312,8 +321,9 @@ def read_reference(
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
     say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name; ``spells``
     says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"), ``spells_rare``
-    one with a word few cards have ("with glasstech world morph", not "with butterfly wings"); ``beside_tags``
-    when the request named a model by a WebUI tag too."""
+    one with a word few cards have ("with glasstech world morph", not "with butterfly wings"); ``owns_trigger``
+    whether a text is a trained word of one model alone ("ddbitlip"); ``beside_tags`` when the request named a model
+    by a WebUI tag too."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
@@ -326,6 +336,8 @@ def read_reference(
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
     lowered = _names_not_function_words(lowered)
+    # German "du" after its verb ("kannst du ... malen?") is "you", not French "from"
+    lowered = ["you" if w == "du" and i > 0 and lowered[i - 1].endswith("st") else w for i, w in enumerate(lowered)]
     # "girl model kit lora": "model" before what it is a model of is a word of the name, no kind word (in capitals,
     # which no word list holds)
     lowered = [
@@ -359,6 +371,8 @@ def read_reference(
             if lowered[i] == "by":
                 return
             j += 1
+        elif lowered[i] in _FOLLOWED_BY_NAME and j < len(runs) and lowered[j] in _ROMANCE_OF:
+            j += 1  # "no estilo do mogi yuusuke": of the one named
         named = False
         while (
             j < len(runs)
@@ -464,8 +478,12 @@ def read_reference(
                     markers.add(j - 1)
             if phrase - before:
                 origin(i + 1)  # "the starfire lora from teen titans, on a beach"
-            if word in _FOLLOWED_BY_NAME or (word in KIND_WORDS and not phrase - before and with_before(i)):
-                forward(i)  # "avec l'embedding architectural magazine", "con la lora genshin style weapon"
+            if (
+                word in _FOLLOWED_BY_NAME
+                or (word in KIND_WORDS and not phrase - before and with_before(i))
+                or (word == "style" and i > 0 and lowered[i - 1] in _FRENCH_THE and not boundary_between(i - 1, i))
+            ):
+                forward(i)  # "avec l'embedding architectural magazine", "con la lora ...", "dans le style warcraft"
             elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
                 forward(i + 1)
                 markers.add(i)
@@ -571,7 +589,7 @@ def read_reference(
     definite = _definite_names(text, runs, lowered, spells, taken)
     definite += _listed_rare_names(text, runs, lowered, spells_rare, taken | set().union(*definite))
     definite += _rare_names_inside(
-        text, runs, lowered, spells, spells_rare, taken | set().union(*definite), phrase | markers
+        text, runs, lowered, spells, spells_rare, taken | set().union(*definite), phrase | markers, owns_trigger
     )
     definite += _weighted_clauses(text, runs, lowered, strengths, taken | set().union(*definite))
     named_runs += definite
@@ -641,6 +659,8 @@ def _opens_scene(word: str, following: str = "") -> bool:
         (word in SCENE_OPENERS and not following.isdigit())
         or (word == "next" and following == "to")
         or (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS)
+        # the same in Spanish, Portuguese and Italian ("tocando violino", "bebiendo té"), no English word
+        or (len(word) > 5 and word.endswith(("ando", "endo", "indo")) and not is_english(word))
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
     )
 
@@ -921,15 +941,27 @@ def _written_word(text: str, runs: list, i: int) -> range:
     return range(i, stop)
 
 
-def _lone_name(text: str, runs: list, word: range, taken: set[int], spells_rare: Callable[[str], bool]) -> bool:
+def _lone_name(
+    text: str,
+    runs: list,
+    word: range,
+    taken: set[int],
+    spells_rare: Callable[[str], bool],
+    owns_trigger: Callable[[str], bool],
+) -> bool:
     """Is one written word, clear of ``taken``, a model's name wherever the request says it: a word made up for a
-    model, which no language has, that spells a model's whole name ("cosmicnouveau look", "with arachnophobiaai",
-    "exodus-styling at 0.6"; not "a qipao")? As in the WebUI, where an embedding's name anywhere in a prompt
-    applies it."""
+    model, which no language has, that spells a model's whole name or is the trained word of one model alone
+    ("cosmicnouveau look", "with arachnophobiaai", "exodus-styling at 0.6", "..., ddbitlip"; not "a qipao")? As in
+    the WebUI, where an embedding's name anywhere in a prompt applies it."""
     if not word or taken.intersection(word):
         return False
     said = text[runs[word.start][0] : runs[word.stop - 1][1]]
-    return len(said) >= LONE_WORD_LETTERS and spells_rare(said) and is_coined(squash(said))
+    # a trained word after "a" is a thing of the picture, however few cards say it ("in a warm genkan")
+    described = bool(
+        _INDEFINITE.intersection(text[s:e].casefold() for s, e, _ in runs[max(0, word.start - 2) : word.start])
+    )
+    named = spells_rare(said) or (owns_trigger(said) and not described)
+    return len(said) >= LONE_WORD_LETTERS and named and is_coined(squash(said))
 
 
 def _listed_rare_names(
@@ -960,6 +992,7 @@ def _rare_names_inside(
     spells_rare: Callable[[str], bool],
     taken: set[int],
     marked: set[int],
+    owns_trigger: Callable[[str], bool] = lambda text: False,
 ) -> list[set[int]]:
     """Whole model names with a word few cards have that end a clause (or come before a kind or setting word), said
     past the request's opening, not as a place, nor after "a"/"an" unless English lacks one of its words ("kanbe
@@ -983,9 +1016,10 @@ def _rare_names_inside(
     def closes(stop: int) -> bool:  # the clause ends there
         return stop >= len(runs) or _parted(text[runs[stop - 1][1] : runs[stop][0]])
 
-    def placed(i: int) -> bool:  # "standing behind broken glass": where the picture is
+    def placed(i: int) -> bool:  # "standing behind broken glass", "sweeping autumn leaves": the picture's things
         before = lowered[i - 2] if i >= 2 and lowered[i - 1] in _DETERMINERS else lowered[i - 1]
-        return before in _WHERE
+        acting = len(before) > 4 and before.endswith("ing") and before not in _ING_NOUNS | _DRESSING
+        return before in _WHERE or acting
 
     def set_apart_name(said: str, count: int) -> bool:  # one word alone, a name English does not have ("siza")
         return spells(said) if count >= 2 else spells_rare(said) and not is_english(said)
@@ -1002,10 +1036,12 @@ def _rare_names_inside(
         # apocalypseengine" names a model's role)
         after_from = lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)
         bracketed = text.rfind("(", 0, runs[i][0]) > text.rfind(")", 0, runs[i][0])
-        if not (after_from or bracketed) and _lone_name(text, runs, lone, taken, spells_rare):  # marked clauses too
+        # in brackets a name may be where one is from ("(hololive council)"); a trained word never is ("(bodygrammps)")
+        rare = (lambda said: False) if bracketed else spells_rare
+        if not after_from and _lone_name(text, runs, lone, taken, rare, owns_trigger):  # marked clauses too
             longer = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
             return longer if longer is not None and len(longer) > len(lone) else lone
-        if i in taken or clause[i] in marked_clauses:
+        if i in taken or clause[i] in marked_clauses or after_from:
             return None
         group = _longest_name(text, runs, i, INSIDE_NAME_WORDS, taken, named)
         if group is None or not called(group.stop):  # any whole name in a clause of its own with what it is
@@ -1212,6 +1248,27 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
 _INSIDE_NAME = re.compile(r"(?i)\s+(?:and|&|of|the|n|'n'|de|la|le|no)\s+")
 
 
+def name_as_said(reference: Reference, card: StoredCheckpoint, cut: list[tuple[int, int]]) -> str:
+    """The words among the ``cut`` spans that spelled ``card``'s name, as the request wrote them ("baicugirl"),
+    when the card has no trained word to take their place and is a character with a made-up name: put back, they keep
+    who the picture shows ("tokai teio striking a pose" is not "striking a pose"). A style's or a concept's name, or
+    one in plain words, names only the model, so nothing stands in for it."""
+    squashed = squash(card.name)
+    if card.prompt_triggers or not is_character(card) or is_style(card) or "style" in squashed:
+        return ""
+    name = card_fields(card)["name"]
+    said = {
+        k
+        for k, word in enumerate(reference.words)
+        if any(_covered(*reference.spans[k], [span]) for span in cut)
+        and word.forms[0] not in KIND_WORDS
+        and (name.intersection(word.forms) or (len(word.forms[0]) >= 4 and squash(word.forms[0]) in squashed))
+    }
+    if not said or all(is_english(reference.words[k].forms[0]) for k in said):
+        return ""
+    return reference.written(said)
+
+
 def labels_number(label: str, number: str) -> bool:
     """Does a version ``label`` carry ``number`` as a run of digits of its own ("LORA14DM120realistic..." carries
     120: a file's name runs its dims and sizes into its words)?"""
@@ -1415,6 +1472,7 @@ __all__ = [
     "RELATION_NOUNS",
     "ROLE_NOUNS",
     "Reference",
+    "name_as_said",
     "STOPWORDS",
     "labels_number",
     "name_position",

@@ -249,6 +249,19 @@ def _titled(card: StoredCheckpoint, head_words: list[QueryWord], series_words: l
     )
 
 
+def _clips_series(card: StoredCheckpoint, said: list[QueryWord]) -> bool:
+    """Does ``card`` write, in its name or tags, the series the words ``said`` clip ("priconne" of its "princess
+    connect", "nijigaku" of "Nijigasaki")? Every word must clip a title, or be one of the card's own words."""
+    texts = [*titles.segments(model_name(card)), *card.tags]
+    fields = card_fields(card)
+    own = set().union(fields["name"], fields["tag"])
+    return (
+        bool(said)
+        and any(not own.intersection(w.forms) for w in said)
+        and all(own.intersection(w.forms) or any(titles.clips(w.forms[0], text) for text in texts) for w in said)
+    )
+
+
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
@@ -301,8 +314,9 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
             and said_words[i] > 0.0
             and all(card_fields(r.card)["name"].intersection(word.forms) for word in head_words)
         )
-        r.of_series, r.series = not known or series[i] >= least or called, float(said_words[i])
-        if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2:
+        clipped = series[i] < least and _clips_series(r.card, [reference.words[k] for k in sorted(reference.series)])
+        r.of_series, r.series = not known or series[i] >= least or called or clipped, float(said_words[i])
+        if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2 and not clipped:
             r.of_series = False  # "fiona from shrek": "Fiona Frost | SPY x FAMILY" says it is another story's
         if not r.of_series:
             r.coverage = 0.0

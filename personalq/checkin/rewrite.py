@@ -55,6 +55,25 @@ def _named_subject(prompt: str, card: StoredCheckpoint) -> list[str]:
     return []
 
 
+def is_negative_embedding(card: StoredCheckpoint) -> bool:
+    """Is ``card`` an embedding trained for the negative prompt ("EasyNegative", one tagged "negative embedding")?
+    Its trigger belongs there: in the prompt it would draw what it was trained to keep out."""
+    if card.kind != "textual_inversion":
+        return False
+    tags = {t.casefold() for t in card.tags}
+    return bool(tags & {"negative", "negative embedding"}) or "negative" in tokens.squash(
+        " ".join([card.name, *card.trigger_words])
+    )
+
+
+def with_negative(negative: str, card: StoredCheckpoint, request: str = "") -> str:
+    """The negative prompt with a negative embedding's trigger added once (the person's own words first)."""
+    trigger = prompt_trigger_for(card, request)
+    if not trigger or trigger.casefold() in negative.casefold():
+        return negative
+    return f"{negative}, {trigger}" if negative else trigger
+
+
 def is_style_checkpoint(card: StoredCheckpoint) -> bool:
     return not card.subjects or "style" in [t.lower() for t in card.tags] or card.name.lower().endswith(" style")
 
@@ -92,14 +111,16 @@ def _article_before(trigger: str, text: str) -> str:
     return re.sub(r"\ban(\s+)(?=" + re.escape(trigger) + ")", r"a\1", text)
 
 
-def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SLOT) -> str:
-    """The trigger where the name stood (``mark``), or nothing there when the prompt already says a trained word.
+def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SLOT, stand_in: str = "") -> str:
+    """The trigger where the name stood (``mark``), or nothing there when the prompt already says a trained word;
+    a card with no trained word gets ``stand_in`` there, the name as the person wrote it, when there is one.
     A trigger that opens the picture as its subject takes an article, as DreamBooth's "a <t> dog" does ("a
     <corgi-v3> in the park"); one that was a clause of its own ("zharbor, fishing boats at dawn") or names a style
     does not."""
-    trigger = prompt_trigger_for(card, request or SLOT_RANGE.sub(" ", prompt))
+    trained = prompt_trigger_for(card, request or SLOT_RANGE.sub(" ", prompt))
+    trigger = trained or stand_in
     said = not trigger or trigger.lower() in prompt.lower()
-    if not said and re.match(rf"{mark}\s*\w", prompt) and not is_style_checkpoint(card):
+    if trained and not said and re.match(rf"{mark}\s*\w", prompt) and not is_style_checkpoint(card):
         prompt = "a " + prompt
     text = prompt.replace(mark, "" if said else trigger)
     text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
@@ -109,14 +130,17 @@ def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SL
     return text or (f"a photo of {trigger}" if trigger else "")
 
 
-def rewrite_prompt(prompt: str, card: StoredCheckpoint, request: str = "", mark: str = SLOT) -> str:
+def rewrite_prompt(
+    prompt: str, card: StoredCheckpoint, request: str = "", mark: str = SLOT, stand_in: str = ""
+) -> str:
     """``prompt`` with ``card``'s trigger put in once: where the person named the model when the prompt keeps
     that place (``mark``, one of :data:`~personalq.checkin.intent.SLOTS`), else for the card's subject noun ("my
     dog" -> "<biscuit-v2>"), in front, or as "in <trigger> style" for a style; unchanged when it already says a
     trained word or the card has none. The trained word is the one the ``request`` said, when it said one
-    ("autumn" of a LoRA with a word per season)."""
+    ("autumn" of a LoRA with a word per season). A card with no trained word keeps ``stand_in`` at ``mark``: the
+    words the person named it with (see :func:`~personalq.checkin.reference.name_as_said`)."""
     if mark in prompt:
-        return _fill_slot(prompt, card, request, mark)
+        return _fill_slot(prompt, card, request, mark, stand_in)
     trigger = prompt_trigger_for(card, prompt)
     if not trigger:
         return prompt

@@ -28,6 +28,8 @@ _AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]
 # a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping", "..., plastic
 # clothes 0.4 - posing in a phone booth"
 _IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)")
+# what says a number after it is a version: "the 0.5", "version 0.5"
+_VERSION_BEFORE = re.compile(r"(?i)\b(?:the|that|this|version|ver)\s+$")
 # a fraction or a percentage in brackets after a name: "the pastel vector lora (0.3)", "cm-mix (80%)"
 _BRACKETED = re.compile(r"\(\s*(?:(?P<n>0?\.\d+|1(?:\.0+)?)|(?P<pct>\d{1,3})\s*%)\s*\)")
 # words for a strength: "a little of" before the name, "at half strength" after it
@@ -76,6 +78,8 @@ def read_strengths(text: str) -> list[Strength]:
         if value is not None and not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span(), value))
     for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text)]:
+        if _VERSION_BEFORE.search(text, 0, m.start("n")):
+            continue  # "v0.8 not the 0.5": a version said again, not a strength
         if not any(m.start("n") < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span("n"), float(m.group("n"))))
     for pattern, value, forward in ((_LITTLE, LITTLE, True), (_HALF, 0.5, False), (_FULL, 1.0, False)):

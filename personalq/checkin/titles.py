@@ -61,6 +61,41 @@ def initials(texts: Iterable[str]) -> set[str]:
     return found
 
 
+CLIPPED_LETTERS = 5  # the fewest letters of a clipped title ("priconne"), and of a long word's start it shares
+
+
+def clips(word: str, title: str) -> bool:
+    """Is ``word`` a fan's clipping of ``title``: the starts of two or more of its words in a row run together
+    ("priconne" of "Princess Connect", "konosuba" of "Kono Subarashii Sekai"), or most of one long word's start
+    ("nijigaku" of "Nijigasaki")? Fans name series so; word evidence cannot meet the two."""
+    word = word.casefold()
+    if len(word) < CLIPPED_LETTERS or not word.isalpha():
+        return False
+    said = [w.casefold() for w in _WORD.findall(title or "")]
+
+    def runs_from(at: int, rest: str, used: int) -> bool:
+        if not rest:
+            return used >= 2
+        if at >= len(said):
+            return False
+        return any(
+            rest.startswith(said[at][:n]) and runs_from(at + 1, rest[n:], used + 1)
+            for n in range(min(len(said[at]), len(rest)), 1, -1)
+        )
+
+    shared = max((len(_common_start(word, w)) for w in said), default=0)
+    return any(runs_from(at, word, 0) for at in range(len(said))) or (
+        shared >= CLIPPED_LETTERS and 3 * shared >= 2 * len(word)
+    )
+
+
+def _common_start(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 def of_words(words: list[str]) -> str:
     """The initials of a run of request words, when they could be an acronym: "ocarina of time" -> "oot"."""
     if not MIN_LETTERS <= len(words) <= MAX_LETTERS or not all(w[:1].isascii() and w[:1].isalpha() for w in words):
@@ -73,4 +108,4 @@ def may_be(word: str) -> bool:
     return MIN_LETTERS <= len(word) <= MAX_LETTERS and word.isascii() and word.isalpha()
 
 
-__all__ = ["initials", "may_be", "of_words", "segments", "written"]
+__all__ = ["clips", "initials", "may_be", "of_words", "segments", "written"]

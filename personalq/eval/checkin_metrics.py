@@ -39,6 +39,12 @@ def final_prompt(prediction: dict) -> str | None:
     return (prediction.get("followup") or {}).get("prompt")
 
 
+def final_negative(prediction: dict) -> str:
+    """The negative prompt that goes with :func:`final_prompt` (where a negative embedding's trigger goes)."""
+    final = prediction if prediction["status"] == "selected" else prediction.get("followup") or {}
+    return final.get("negative_prompt") or ""
+
+
 class RubricJudge:
     """The paper's rubric (:mod:`personalq.rating.rubric`), applied from the structured constraints the generator
     recorded, so it needs no model and no key."""
@@ -194,7 +200,8 @@ def metrics(instances: list[dict], predictions: list[dict], judge: RubricJudge) 
     )
     clarify = _pr(instances, predictions, "clarify")
     no_match = _pr(instances, predictions, "no_match")
-    finals = [(final_choice(p), final_prompt(p)) for p in predictions]
+    # a negative embedding's trigger is carried by the negative prompt
+    finals = [(final_choice(p), " ".join(filter(None, (final_prompt(p), final_negative(p))))) for p in predictions]
     finals = [(c, pr) for c, pr in finals if c]
     cards = {c.id: c for c in judge.repository.get_many({c for c, _ in finals})}
     with_trigger = [(c, pr) for c, pr in finals if cards[c].prompt_triggers]  # a card without one cannot be rewritten

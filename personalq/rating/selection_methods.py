@@ -74,6 +74,7 @@ class CheckinMethod:
                 "checkpoint_id": after.checkpoint_id,
                 "checkpoints": [c.model_dump() for c in after.checkpoints],
                 "prompt": after.prompt,
+                "negative_prompt": after.negative_prompt,
             }
         return prediction
 
