@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import textwrap
 from pathlib import Path
@@ -45,6 +46,11 @@ def checkin_among_many(settings, folder: Path, cards: list[dict]):
     repository = Repository(settings)
     assert repository.import_paths([folder]).ok
     return CheckIn(repository)
+
+
+def chosen_ids(checkin, text: str, now: dt.datetime) -> list[str]:
+    """The ids of the checkpoints a request selects, sorted."""
+    return sorted(c.checkpoint_id for c in checkin.ask(text, now).checkpoints)
 
 
 def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **extra_meta: str) -> Path:

@@ -5,7 +5,7 @@ scene words never add a checkpoint; bases that cannot mix are refused with both 
 import datetime as dt
 
 import pytest
-from factories import checkin_among_many, write_card
+from factories import checkin_among_many, chosen_ids, write_card
 
 from personalq.checkin.agent import CheckIn, InvalidRequest
 from personalq.checkin.composition import marked_parts
@@ -56,11 +56,6 @@ def checkin(settings, tmp_path):
 
 def _set(result) -> list[tuple[str, float]]:
     return [(c.checkpoint_id, c.weight) for c in result.checkpoints]
-
-
-def _chosen(checkin: CheckIn, text: str) -> list[str]:
-    """The ids of the checkpoints a request selects, sorted."""
-    return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
 
 
 def test_a_character_in_a_style_lora_selects_both_with_each_trigger_once(checkin):
@@ -331,12 +326,12 @@ def test_with_before_a_file_like_or_rare_whole_name_lists_a_model(settings, tmp_
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     # "w/" is "with"; a hyphen-joined name is a file's
-    assert _chosen(checkin, "fumi arata w/ mood-marionette, furious, shouting") == ["fumi", "puppet"]
+    assert chosen_ids(checkin, "fumi arata w/ mood-marionette, furious, shouting", NOW) == ["fumi", "puppet"]
     # a whole name with a word few cards have is a model's; common words are the picture
     result = checkin.ask("fumi arata with quartzwire world morph, posing with a model kit on a workbench", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["fumi", "morph"]
     assert "a model kit on a workbench" in result.prompt
-    assert _chosen(checkin, "lilo marsh with butterfly wings on a beach") == ["lilo"]
+    assert chosen_ids(checkin, "lilo marsh with butterfly wings on a beach", NOW) == ["lilo"]
 
 
 def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tmp_path):
@@ -348,12 +343,18 @@ def test_a_rare_whole_name_listed_as_a_clause_of_its_own_is_a_model(settings, tm
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "fumi arata, quartzwireai, standing on a frozen lake, wide shot") == ["fumi", "quartz"]
+    assert chosen_ids(checkin, "fumi arata, quartzwireai, standing on a frozen lake, wide shot", NOW) == [
+        "fumi",
+        "quartz",
+    ]
     # a slash set apart lists too, and "nad" is "and" typed in haste
-    assert _chosen(checkin, "fumi arata / glass-isle, resting in a hammock") == ["fumi", "isle"]
-    assert _chosen(checkin, "fumi arata nad the glass-isle embedding, resting in a hammock") == ["fumi", "isle"]
+    assert chosen_ids(checkin, "fumi arata / glass-isle, resting in a hammock", NOW) == ["fumi", "isle"]
+    assert chosen_ids(checkin, "fumi arata nad the glass-isle embedding, resting in a hammock", NOW) == [
+        "fumi",
+        "isle",
+    ]
     # a plain word as a clause of its own is the picture
-    assert _chosen(checkin, "fumi arata in an alley, smoking") == ["fumi"]
+    assert chosen_ids(checkin, "fumi arata in an alley, smoking", NOW) == ["fumi"]
 
 
 @pytest.mark.parametrize(
@@ -393,10 +394,13 @@ def test_a_rare_whole_name_that_ends_a_clause_is_a_model_wherever_it_stands(sett
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["drool", "kanbe"]
     assert "asleep at her desk" in result.prompt
     # a name before a setting word ("background") is a model, one of a name's slash-parted titles
-    assert _chosen(checkin, "swire eating noodles at a neon food stall, cyberworld background") == ["cyber", "swire"]
+    assert chosen_ids(checkin, "swire eating noodles at a neon food stall, cyberworld background", NOW) == [
+        "cyber",
+        "swire",
+    ]
     # where the picture is, or after "a", is the picture; a clause that marks a model names that one
-    assert _chosen(checkin, "meg quillon standing behind broken glass") == ["meg"]
-    assert _chosen(checkin, "meg quillon standing in a broken glass maze") == ["meg"]
+    assert chosen_ids(checkin, "meg quillon standing behind broken glass", NOW) == ["meg"]
+    assert chosen_ids(checkin, "meg quillon standing in a broken glass maze", NOW) == ["meg"]
     result = checkin.ask("pose lora where the character pokes her index fingers together - shy girl blushing", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["fingers"]
 
@@ -441,7 +445,7 @@ def test_a_kind_word_before_the_name_in_another_language_calls_it_a_model(settin
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["mira", "towns"]
     assert "paseando junto a un canal" in result.prompt
     # "mit" lists a model's whole rare name as "with" does
-    assert _chosen(checkin, "fumi arata mit quartzwire world morph, auf einer brücke") == ["fumi", "morph"]
+    assert chosen_ids(checkin, "fumi arata mit quartzwire world morph, auf einer brücke", NOW) == ["fumi", "morph"]
 
 
 def test_after_a_a_name_with_a_word_english_lacks_is_a_model(settings, tmp_path):
@@ -454,15 +458,18 @@ def test_after_a_a_name_with_a_word_english_lacks_is_a_model(settings, tmp_path)
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "hitomi in a zhongguo jacket, kung fu stance in a bamboo grove") == ["hito", "jacket"]
+    assert chosen_ids(checkin, "hitomi in a zhongguo jacket, kung fu stance in a bamboo grove", NOW) == [
+        "hito",
+        "jacket",
+    ]
     # a whole name of five words that ends a clause
-    assert _chosen(checkin, "hitomi wearing floral bow crystal pointy heels, stepping out of a car") == [
+    assert chosen_ids(checkin, "hitomi wearing floral bow crystal pointy heels, stepping out of a car", NOW) == [
         "heels",
         "hito",
     ]
     # plain English after "a"/"an", one word or several, is the picture
-    assert _chosen(checkin, "hitomi doing a squat in an alleyway, smoking") == ["hito"]
-    assert _chosen(checkin, "hitomi eating noodles at a night market, rain") == ["hito"]
+    assert chosen_ids(checkin, "hitomi doing a squat in an alleyway, smoking", NOW) == ["hito"]
+    assert chosen_ids(checkin, "hitomi eating noodles at a night market, rain", NOW) == ["hito"]
 
 
 def test_labelled_fields_name_one_model_each_and_leave_the_prompt(checkin):
@@ -493,16 +500,19 @@ def test_a_clause_of_a_whole_name_and_its_setting_names_a_model(settings, tmp_pa
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "atlanta leaning on a railing after dark, future technology city background") == [
+    assert chosen_ids(checkin, "atlanta leaning on a railing after dark, future technology city background", NOW) == [
         "atla",
         "city",
     ]
-    assert _chosen(checkin, "atlanta aiming a pistol straight ahead, muzzle view concept") == ["atla", "muzzle"]
+    assert chosen_ids(checkin, "atlanta aiming a pistol straight ahead, muzzle view concept", NOW) == [
+        "atla",
+        "muzzle",
+    ]
     result = checkin.ask("rika + suspense style, walking home with grocery bags", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["pack", "suspense"]
     assert "rika (wave tales)" in result.prompt and "mina" not in result.prompt
     # inside the picture's clause, the words are the picture's
-    assert _chosen(checkin, "atlanta walking through a future technology city at night") == ["atla"]
+    assert chosen_ids(checkin, "atlanta walking through a future technology city at night", NOW) == ["atla"]
 
 
 def test_names_a_composition_opens_with_however_the_picture_goes_on(settings, tmp_path):
@@ -532,22 +542,33 @@ def test_names_a_composition_opens_with_however_the_picture_goes_on(settings, tm
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "haru vela juichend bij de finish van een renbaan, in cartoony style graag") == [
+    assert chosen_ids(checkin, "haru vela juichend bij de finish van een renbaan, in cartoony style graag", NOW) == [
         "cartoony",
         "haru",
     ]
-    assert _chosen(checkin, "stocking anarchy wearing the hanfu ming dynasty lora, eating cake") == ["hanfu", "stock"]
+    assert chosen_ids(checkin, "stocking anarchy wearing the hanfu ming dynasty lora, eating cake", NOW) == [
+        "hanfu",
+        "stock",
+    ]
     assert checkin.ask("frieren + aetherpunk lora, casting a spell over a field", NOW).status == "no_match"
-    assert _chosen(checkin, "cute fox eating watermelon, <lora:AetherPunkAI:0.6> <lora:crv:0.4>") == ["crv", "punk"]
-    assert _chosen(checkin, "haru vela feeding fish in a tank, crv architecture for the background") == ["crv", "haru"]
-    assert _chosen(checkin, "haru vela reading on the steps of a museum, siza backdrop") == ["haru", "siza"]
+    assert chosen_ids(checkin, "cute fox eating watermelon, <lora:AetherPunkAI:0.6> <lora:crv:0.4>", NOW) == [
+        "crv",
+        "punk",
+    ]
+    assert chosen_ids(checkin, "haru vela feeding fish in a tank, crv architecture for the background", NOW) == [
+        "crv",
+        "haru",
+    ]
+    assert chosen_ids(checkin, "haru vela reading on the steps of a museum, siza backdrop", NOW) == ["haru", "siza"]
 
 
 def test_what_follows_a_named_kind_words_colon_or_a_time_before_a_style_is_the_picture(checkin):
     """ "the ink wash style lora: an old doll with a velvet maid dress" draws the dress; "at night in the ink wash
     style" is a time before the style's name; "turned down to .4" is a strength said whole."""
-    assert _chosen(checkin, "the ink wash style lora: an old doll with a velvet maid dress, on a shelf") == ["inkwash"]
-    assert _chosen(checkin, "lyra venn on a rooftop at night in the ink wash style") == ["inkwash", "lyra"]
+    assert chosen_ids(checkin, "the ink wash style lora: an old doll with a velvet maid dress, on a shelf", NOW) == [
+        "inkwash"
+    ]
+    assert chosen_ids(checkin, "lyra venn on a rooftop at night in the ink wash style", NOW) == ["inkwash", "lyra"]
     result = checkin.ask("lyra venn reading, ink wash style turned down to .4", NOW)
     assert _set(result) == [("lyra", 1.0), ("inkwash", 0.4)]
     assert "turned down" not in result.prompt
@@ -584,7 +605,7 @@ def test_a_kind_word_said_before_the_name_after_with_in_another_language(setting
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     request = "un society finch posé sur une lampe, avec l'embedding architectural magazine pour la pièce"
-    assert _chosen(checkin, request) == ["finch", "mag"]
+    assert chosen_ids(checkin, request, NOW) == ["finch", "mag"]
     result = checkin.ask("usa l'embedding di coraline: lei davanti a una porticina nascosta", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "cora")
     assert "usa" not in result.prompt.split()
@@ -605,15 +626,18 @@ def test_a_made_up_models_name_said_anywhere_names_that_model(settings, tmp_path
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "gloomcrabz swarming a rotting pier with spidrophobiaai") == ["crab", "spider"]
-    assert _chosen(checkin, "kestrel vane reading in an empty hall, velvetnouveau look") == ["kestrel", "nouveau"]
-    assert _chosen(checkin, "kestrel vane in a canyon; bordertowns embedding plus velvetnouveau") == [
+    assert chosen_ids(checkin, "gloomcrabz swarming a rotting pier with spidrophobiaai", NOW) == ["crab", "spider"]
+    assert chosen_ids(checkin, "kestrel vane reading in an empty hall, velvetnouveau look", NOW) == [
+        "kestrel",
+        "nouveau",
+    ]
+    assert chosen_ids(checkin, "kestrel vane in a canyon; bordertowns embedding plus velvetnouveau", NOW) == [
         "borders",
         "kestrel",
         "nouveau",
     ]
-    assert _chosen(checkin, "kestrel vane wearing a qipao at a night market") == ["kestrel"]
-    assert _chosen(checkin, "kestrel vane from starknightz, with velvetnouveau") == ["kestrel", "nouveau"]
+    assert chosen_ids(checkin, "kestrel vane wearing a qipao at a night market", NOW) == ["kestrel"]
+    assert chosen_ids(checkin, "kestrel vane from starknightz, with velvetnouveau", NOW) == ["kestrel", "nouveau"]
 
 
 def test_a_name_that_ends_in_its_version_label_is_spelled_without_it(settings, tmp_path):
@@ -629,7 +653,7 @@ def test_a_name_that_ends_in_its_version_label_is_spelled_without_it(settings, t
     result = checkin.ask("silver comet turnaround sheet, front and back, with turnsheetbeta", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["comet", "turner"]
     assert result.prompt.count("silvercomet") == 1
-    assert _chosen(checkin, "silver comet running, com 7quietharbor de fundo") == ["comet", "harbor"]
+    assert chosen_ids(checkin, "silver comet running, com 7quietharbor de fundo", NOW) == ["comet", "harbor"]
 
 
 def test_an_opening_name_no_card_and_no_language_has_is_a_missing_part(settings, tmp_path):
@@ -660,12 +684,15 @@ def test_words_that_read_as_the_picture_elsewhere_inside_a_models_name(settings,
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "sarrapitcher growing in a sealed terrarium, mix pattern lora") == ["mix", "pitcher"]
-    assert _chosen(checkin, "princess-knight-art eating taiyaki on a bridge, grand heist style please") == [
+    assert chosen_ids(checkin, "sarrapitcher growing in a sealed terrarium, mix pattern lora", NOW) == [
+        "mix",
+        "pitcher",
+    ]
+    assert chosen_ids(checkin, "princess-knight-art eating taiyaki on a bridge, grand heist style please", NOW) == [
         "gta",
         "pka",
     ]
-    assert _chosen(checkin, "kestrel vane sharing tea under a lantern, painted in kimhongdo style") == [
+    assert chosen_ids(checkin, "kestrel vane sharing tea under a lantern, painted in kimhongdo style", NOW) == [
         "kestrel",
         "kim",
     ]
@@ -682,7 +709,7 @@ def test_a_model_named_in_a_script_written_without_spaces_is_a_part(settings, tm
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     request = "kestrel vane playing the guzheng, dressed in the 国风汉服 chinese clothes lora"
-    assert _chosen(checkin, request) == ["hanfu", "kestrel"]
+    assert chosen_ids(checkin, request, NOW) == ["hanfu", "kestrel"]
     # the characters pair up as "国风", "风汉", "汉服": one name all the same, never a part each
     intent, reference = checkin._understand(request, NOW)
     parts = [reference.written(words) for words in marked_parts(intent.text, reference)]
@@ -700,9 +727,12 @@ def test_a_made_up_name_after_a_role_and_from_names_the_model(settings, tmp_path
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "khastur looming over a crowd, backdrop from apocalypseengine") == ["engine", "khastur"]
+    assert chosen_ids(checkin, "khastur looming over a crowd, backdrop from apocalypseengine", NOW) == [
+        "engine",
+        "khastur",
+    ]
     request = "twelvedolllikeness bebiendo té junto a un estanque, estilo morino hon lora"
-    assert _chosen(checkin, request) == ["doll", "morino"]
+    assert chosen_ids(checkin, request, NOW) == ["doll", "morino"]
 
 
 def test_a_clause_that_is_a_name_and_its_strength_names_a_model(checkin):
@@ -725,7 +755,7 @@ def test_style_said_before_the_name_in_spanish_names_the_model(settings, tmp_pat
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     request = "twelvedolllikeness bebiendo té junto a un estanque de lotos, estilo morino-hon"
-    assert _chosen(checkin, request) == ["doll", "morino"]
+    assert chosen_ids(checkin, request, NOW) == ["doll", "morino"]
 
 
 def test_a_webui_tags_name_picks_the_model_it_names_whole(settings, tmp_path):

@@ -5,16 +5,12 @@ embedding goes to the negative prompt). Every card and request here is invented 
 
 import datetime as dt
 
-from factories import checkin_among_many
+from factories import checkin_among_many, chosen_ids
 
 from personalq.checkin import titles
 from personalq.checkin.strength import read_strengths
 
 NOW = dt.datetime(2024, 3, 1, 12)
-
-
-def _chosen(checkin, text: str) -> list[str]:
-    return sorted(c.checkpoint_id for c in checkin.ask(text, NOW).checkpoints)
 
 
 def test_a_made_up_trained_word_of_one_model_names_it_anywhere(settings, tmp_path):
@@ -36,9 +32,14 @@ def test_a_made_up_trained_word_of_one_model_names_it_anywhere(settings, tmp_pat
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    assert _chosen(checkin, "velma quist smiling in a flower shop, dimplewink") == ["dimple", "velma"]
-    assert _chosen(checkin, "<lora:Crisp_Uniforms:0.8> orlaog making tea in a tatami room") == ["orla", "tags-a"]
-    assert _chosen(checkin, "velma quist galloping across open hills. no: text, watermark, lowres") == ["velma"]
+    assert chosen_ids(checkin, "velma quist smiling in a flower shop, dimplewink", NOW) == ["dimple", "velma"]
+    assert chosen_ids(checkin, "<lora:Crisp_Uniforms:0.8> orlaog making tea in a tatami room", NOW) == [
+        "orla",
+        "tags-a",
+    ]
+    assert chosen_ids(checkin, "velma quist galloping across open hills. no: text, watermark, lowres", NOW) == [
+        "velma"
+    ]
 
 
 def test_a_trained_word_of_several_words_written_whole_tells_two_models_of_one_name(settings, tmp_path):
@@ -167,12 +168,12 @@ def test_requests_in_german_and_french_read_their_asking_and_order_words(setting
     result = checkin.ask("blair vance, bitte die ältere version. sie liegt auf dem dach", NOW)
     assert result.checkpoint_id == "blair-1"
     result = checkin.ask("kannst du blair vance v2.0 auf einem motorrad malen? im quillwash stil bitte", NOW)
-    assert _chosen(checkin, "kannst du blair vance v2.0 auf einem motorrad malen? im quillwash stil bitte") == [
-        "blair-2",
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["blair-2", "wash"]
+    assert not result.prompt.lower().startswith(("kannst", "a kannst"))
+    assert chosen_ids(checkin, "pyrelle qui lit un livre sous un cerisier, dans le style quillwash", NOW) == [
+        "pyra",
         "wash",
     ]
-    assert not result.prompt.lower().startswith(("kannst", "a kannst"))
-    assert _chosen(checkin, "pyrelle qui lit un livre sous un cerisier, dans le style quillwash") == ["pyra", "wash"]
 
 
 def test_a_scene_that_opens_with_a_plural_takes_no_article(settings, tmp_path):
@@ -242,7 +243,7 @@ def test_the_parts_of_a_tag_list_prompt_and_a_part_named_by_what_it_does(setting
 
     result = checkin.ask("velmaq, beach volleyball, sunset, splashing water, quillwash:0.65", NOW)
     assert [(c.checkpoint_id, c.weight) for c in result.checkpoints] == [("velma", 1.0), ("wash", 0.65)]
-    assert _chosen(checkin, "velmaq, clock tower interior, falling feathers, gears, quillwash:.45") == [
+    assert chosen_ids(checkin, "velmaq, clock tower interior, falling feathers, gears, quillwash:.45", NOW) == [
         "velma",
         "wash",
     ]

@@ -274,7 +274,8 @@ _WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
 
 
 # words that only lead into a part, left at the end when its name went and no trigger came
-_LEFT_LEADING = re.compile(r"(?i)\s+(?:in|on|at|with|of|by|using|the|an?)$")
+_LEADING_INTO = r"(?:in|on|at|with|of|by|using|the|an?)"
+_LEFT_LEADING = re.compile(rf"(?i)\s+{_LEADING_INTO}$")
 # a possessive particle between a bracketed series and the Latin kind word after it
 _BRACKET_PARTICLE = re.compile(r"([)\]])\s*[の的]\s*(?=[A-Za-z])")
 
@@ -717,7 +718,7 @@ class CheckIn:
         text = prompt_text(intent, cuts, slots)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
-        last = re.search(rf"(?i)\b(?:in|on|at|with|of|by|using|the|an?)\s+({SLOT_RANGE.pattern})[\s,.]*$", text)
+        last = re.search(rf"(?i)\b{_LEADING_INTO}\s+({SLOT_RANGE.pattern})[\s,.]*$", text)
         emptied = False  # the part named last leaves nothing in its place
         for mark, (_, card), stand_in in reversed(list(zip(SLOTS, named, stand_ins))):  # no place: in front
             put = not is_negative_embedding(card)  # a negative embedding's trigger goes in the negative prompt

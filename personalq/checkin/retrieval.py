@@ -295,9 +295,9 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
         return False
     # "king from kof": a word of the series' title names the card of the series called by it alone ("King (The King
     # of Fighters) LoRA"); the series' other cards have the word only inside the series' title
+    series_words = [reference.words[k] for k in sorted(reference.series)]
     titled = set()
     if known and not role:
-        series_words = [reference.words[k] for k in sorted(reference.series)]
         titled = {
             id(r)
             for r in candidates
@@ -314,7 +314,7 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
             and said_words[i] > 0.0
             and all(card_fields(r.card)["name"].intersection(word.forms) for word in head_words)
         )
-        clipped = series[i] < least and _clips_series(r.card, [reference.words[k] for k in sorted(reference.series)])
+        clipped = series[i] < least and _clips_series(r.card, series_words)
         r.of_series, r.series = not known or series[i] >= least or called or clipped, float(said_words[i])
         if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2 and not clipped:
             r.of_series = False  # "fiona from shrek": "Fiona Frost | SPY x FAMILY" says it is another story's
