@@ -67,6 +67,8 @@ def test_a_series_clipped_as_fans_clip_it_is_the_series_a_card_names():
     assert titles.clips("nijigaku", "Nijigasaki High School")
     assert not titles.clips("shrek", "SPY x FAMILY")
     assert not titles.clips("ring", "Ring Fit")  # too short to be a clipping
+    # a title of one word repeated is read once per word and start, not once per way through it (no blow-up)
+    assert not titles.clips("a" * 60 + "b", " ".join(["aaaa"] * 40))
 
 
 def test_a_character_from_a_series_said_by_its_clipping(settings, tmp_path):

@@ -15,6 +15,7 @@ any run inside a longer name, are mostly chance.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -73,6 +74,7 @@ def clips(word: str, title: str) -> bool:
         return False
     said = [w.casefold() for w in _WORD.findall(title or "")]
 
+    @functools.cache  # a title of repeated words ("aa aa aa ...") would otherwise branch at every word
     def runs_from(at: int, rest: str, used: int) -> bool:
         if not rest:
             return used >= 2
