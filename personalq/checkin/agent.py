@@ -366,6 +366,11 @@ class CheckIn:
                 keep_scene_negations(intent, lambda word: rules_out(word, contenders))
             scores = {r.card.id: r.total for r in ranking.candidates}
             said = intent.strengths[0].weight if intent.strengths else None
+            in_negative = self._named_in_negative(negative)
+            if in_negative and decision.status != "selected" and not ranking.reference.has_phrase and not named_by_tag:
+                # nothing in the picture's words is marked as a model: the embedding the negative prompt names is
+                # the one ("a witch stirring a cauldron, negative: ngng00")
+                decision = Decision("selected", in_negative[:1])
             result = self._finish(
                 query,
                 now,
@@ -436,6 +441,22 @@ class CheckIn:
 
     # -- internals -------------------------------------------------------------------------------------
 
+    def _named_in_negative(self, negative: str) -> list[StoredCheckpoint]:
+        """The embeddings a negative prompt names by their trained word, each an item of its own ("blurry, ngng00"):
+        written there, the word is how the WebUI applies the embedding, so it is part of the picture's set."""
+        index = self.cache.index()
+        found = (index.embedding_trained_on(_EMPHASIS.sub(r"\g<tag>", item).strip()) for item in negative.split(","))
+        return list({card.id: card for card in found if card is not None}.values())
+
+    def _with_named_in_negative(self, picks: list[WeightedId], negative: str) -> list[WeightedId]:
+        """``picks`` and, after them, each embedding the negative prompt names that they lack."""
+        chosen = {p.checkpoint_id for p in picks}
+        return picks + [
+            WeightedId(checkpoint_id=card.id, weight=DEFAULT_WEIGHT, role=role_of(card))
+            for card in self._named_in_negative(negative)
+            if card.id not in chosen
+        ]
+
     def _decide(self, intent: Intent, ranking: Ranking) -> Decision:
         try:
             return self.reasoner.decide(intent, ranking)
@@ -487,7 +508,7 @@ class CheckIn:
         cut = [span for span in naming_spans(reference, card) if not overlaps(span, intent.style_spans)]
         if is_negative_embedding(card):  # its trigger goes in the negative prompt
             return prompt_text(intent, cut)
-        position = name_position(reference, cut)
+        position = name_position(reference, cut, card)
         text = prompt_text(intent, cut, () if position is None else (position,))
         return rewrite_prompt(text, card, request=query, stand_in=name_as_said(reference, card, cut))
 
@@ -507,13 +528,17 @@ class CheckIn:
         engine = self.reasoner.name
         if decision.status == "selected":
             card = decision.chosen
-            prompt = self._prompt(query, now, card, reading, contenders)
+            # an embedding the negative prompt names stays there alone: the picture's words are all the prompt's
+            in_negative = card.id in {named.id for named in self._named_in_negative(negative)}
+            prompt = self._prompt(query, now, None if in_negative else card, reading, contenders)
             if is_negative_embedding(card):
                 negative = with_negative(negative, card, query)
             result = CheckinResult(
                 status="selected",
                 checkpoint_id=card.id,
-                checkpoints=[WeightedId(checkpoint_id=card.id, weight=_or_default(weight), role=role_of(card))],
+                checkpoints=self._with_named_in_negative(
+                    [WeightedId(checkpoint_id=card.id, weight=_or_default(weight), role=role_of(card))], negative
+                ),
                 prompt=prompt,
                 negative_prompt=negative,
                 session=session_id,
@@ -668,6 +693,7 @@ class CheckIn:
             WeightedId(checkpoint_id=card.id, weight=_or_default(part.weight), role=role_of(card))
             for part, card in zip(state.parts, cards)
         ]
+        picks = self._with_named_in_negative(picks, state.negative)
         prompt = self._composed_prompt(query, now, [(set(p.words), c) for p, c in zip(state.parts, cards)], reading)
         negative = state.negative
         for card in cards:

@@ -78,6 +78,10 @@ class Composition:
     missing: Part | None = None  # the part no checkpoint fits, when that is the refusal
 
 
+def _inside(span: tuple[int, int], outer: tuple[int, int]) -> bool:
+    return outer[0] <= span[0] and span[1] <= outer[1]
+
+
 def span_of(reference: Reference, words: set[int]) -> tuple[int, int]:
     """Where ``words`` stand in the request: from the first one's start to the last one's end."""
     return min(reference.spans[k][0] for k in words), max(reference.spans[k][1] for k in words)
@@ -422,6 +426,8 @@ def compose(
     groups = marked_parts(intent.text, reference)
     # "march 7th ..., use the face version": words said of a version name a version of another part, not a model
     groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
+    # "yam negative in the negative prompt": words that say where a file goes name no second model
+    groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
     if len(groups) + len(tagged) < 2:
         return None
     if len(groups) > MAX_LISTED:  # each name is a search: a request listing dozens is refused before any

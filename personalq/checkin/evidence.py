@@ -279,9 +279,12 @@ class SelectionIndex:
             self._names_by_length[len(whole)].append(whole)
         self._files = self._file_names(cards, self.family_of)
         self._trained: dict[str, set[str]] = defaultdict(set)  # squashed trained words -> the models trained on them
-        for card, family in zip(cards, self.family_of):
+        self._embeddings: dict[str, list[int]] = defaultdict(list)  # squashed trained words -> embeddings on them
+        for i, (card, family) in enumerate(zip(cards, self.family_of)):
             for trained in {squash(t) for t in (*card.triggers, *card.prompt_triggers)}:
                 self._trained[trained].add(family)
+                if card.kind == "textual_inversion":
+                    self._embeddings[trained].append(i)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
         self.vocabulary = sorted(self.idf)
@@ -522,6 +525,13 @@ class SelectionIndex:
         card says ("ddbitlip"; not "lowres", which tag lists share)?"""
         whole = squash(text)
         return len(self._trained.get(whole, ())) == 1 and self.idf.get(whole, self.max_idf) >= self._own_word_idf
+
+    def embedding_trained_on(self, text: str) -> StoredCheckpoint | None:
+        """The one embedding trained on the word ``text`` is, when one alone is ("ngng00", "dangercrow"): written in
+        a negative prompt, that word is how the WebUI uses the embedding."""
+        whole = squash(text)
+        trained = self._embeddings.get(whole, [])
+        return self.cards[trained[0]] if len(trained) == 1 and len(self._trained[whole]) == 1 else None
 
     def writes_whole(self, text: str) -> bool:
         """Is the one written word ``text`` a file's trigger or label, a model's whole name, or a word of a name or

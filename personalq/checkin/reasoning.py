@@ -26,8 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+from rapidfuzz import fuzz
+
 from personalq.checkin import titles
-from personalq.checkin.evidence import card_fields, model_name
+from personalq.checkin.evidence import QueryWord, card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import (
@@ -36,12 +38,13 @@ from personalq.checkin.reference import (
     PLURAL_ROLES,
     RELATION_NOUNS,
     ROLE_NOUNS,
+    STOPWORDS,
     Reference,
     labels_number,
 )
 from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
-from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
-from personalq.checkin.tokens import field_tokens, fold, squash
+from personalq.checkin.roles import STYLE_WORDS, is_character, is_style, role_of
+from personalq.checkin.tokens import field_tokens, fold, is_english, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
@@ -57,6 +60,7 @@ MIN_DESCRIBED_COVERAGE = 0.35  # of a phrase that describes what the model draws
 LEAD_RATIO = 0.8  # a candidate this close to the best still leads
 SCATTERED_COVERAGE = 0.75  # below this, a model whose name was not spelled has the words only here and there
 CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this close to the best before it
+NEAR_NAME = 80  # rapidfuzz ratio at which two names are one written differently ("hukee", "huke")
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
 _VERSION_WORD = re.compile(r"(?i)^(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # "v2", "0.5" ("not the 0.5")
@@ -316,7 +320,7 @@ def _leaders(
             or (
                 written <= r.exact
                 and r.coverage >= SCATTERED_COVERAGE
-                and (not titled or _one_title_has(r.card, said))
+                and (not titled or _called_by_all(r.card, said))
             )
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
@@ -519,6 +523,13 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     candidates = _named_candidates(ranking)
     if isinstance(candidates, Decision):
         return candidates
+    others = [r for r in candidates if not _someone_else(ranking.reference, r)]
+    if not others:
+        written = ranking.reference.written(ranking.reference.phrase or ranking.reference.head)
+        nearest = [r.card for r in candidates[:3]]
+        listed = ", ".join(dict.fromkeys(c.name for c in nearest))
+        return Decision("no_match", [], f"No {written} in the repository; the nearest are {listed}.", nearest)
+    candidates = others
     best = candidates[0].total
     chosen = bool(intent.order or intent.version_order or intent.created or intent.version_parts)
     leaders = (
@@ -551,6 +562,8 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
             chosen,
         )
     )
+    if not (chosen or intent.version_words):  # a version said picks among what its words name ("the locon one")
+        pool += _namesakes(ranking.reference, candidates, pool)
     if steps and labelled - set().union(*(r.matched for r in pool)):
         return Decision(
             "no_match",
@@ -595,6 +608,126 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     if not candidates:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
     return candidates
+
+
+def _someone_else(reference: Reference, candidate: Ranked) -> bool:
+    """Is ``candidate`` called by another name than the request's: a name among the words that name what it wants
+    (a word no English text uses) that the candidate lacks, and one in the candidate's own name outside brackets that
+    the request lacks ("sasuke uchiha" is not "ItachiUchiha style", nor "colette brunel tales of symphonia" "Presea
+    Combatir (Tales of Symphonia)": a surname or the series they share does not make them one)? A word near another
+    ("hukee", "Huke"; "konyconis", "konyconi") is the same word. One that has none of the naming words is found by
+    other words."""
+    naming = reference.phrase or reference.head
+    if reference.described:
+        return False  # a description paraphrases ("the lora for cute little chibi trains")
+    card = candidate.card
+    own = [w for w in words_in(_BRACKETED.sub(" ", model_name(card))) if _a_name(w)]
+    called = own + words_in(card.creator or "")
+    names = [k for k in naming - candidate.matched if _a_name(reference.words[k].forms[0])]
+    names = [k for k in names if not _near_any(reference.words[k].forms[0], called)]
+    if not names:
+        return False
+    if not naming & candidate.matched:
+        return True  # none of the naming words: found by the picture's ("... with angel wings out")
+    if not any({k - 1, k + 1} & candidate.matched for k in names):
+        return False  # a name beside one it has is the rest of its name; one further off may be the scene's
+    said = [form for word in reference.words for form in word.forms]
+    return any(not _near_any(w, said) for w in own)
+
+
+def _near_any(word: str, others: list[str]) -> bool:
+    return any(fuzz.ratio(word, other) >= NEAR_NAME for other in others)
+
+
+def _a_name(word: str) -> bool:
+    """Is ``word`` a name: Latin letters no English text uses ("sasuke", "presea"; not "girl", nor "lora" and its typos
+    "embeding")?"""
+    if len(word) < 3 or not word.isascii() or not word.isalpha() or is_english(word):
+        return False
+    return not _near_any(word, list(KIND_WORDS))
+
+
+def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked]) -> list[Ranked]:
+    """Other models called by the words that name the one leading model, however far behind: one character or concept
+    by two creators fits twice ("iroha from samurai shodown": "Iroha (Samurai Shodown)" and "Iroha (samurai spirits)";
+    "erza scarlet": her own LoRA and a girl pack that lists her), though the series as one creator wrote it or a word
+    of the scene in one's tags scores one higher. The naming words are the phrase that names the model, else the
+    words the request opens with: the namesake says them in one of its names as written ("Colorful Flat Illustration
+    mix" is no "colorful mix"), and has any other word the leader is called by ("the winter outfit version"); it plays
+    the same role (a character, a concept, ...), and a series said must be its series too. A style has none."""
+    if len({r.card.family or r.card.id for r in pool}) != 1 or is_style(pool[0].card):
+        return []  # a style's name is its painter's or its game's, which other models say of what they draw
+    leader = pool[0]
+    naming = {k for k in reference.phrase or reference.head if reference.words[k].forms[0] not in STOPWORDS}
+    # the series follows who is from it ("iroha from samurai shodown"); a name that opens with it is all name
+    first = min(naming - reference.series, default=len(reference.words))
+    series = {k for k in reference.series if k > first} & naming
+    named_at = leader.exact & (naming - series)
+    if not named_at or any(len(r.exact & naming) > len(leader.exact & naming) for r in candidates):
+        return []  # another has more of the name as written than the leader: the one meant is not plain
+    # other words the leader is called by ("kaleido ruby" in its trained word) tell it apart from one that lacks them
+    called = {k for k in leader.exact - series - named_at if _called_by(leader.card, reference.words[k].forms[0])}
+    named = [reference.words[k] for k in sorted(named_at)]
+    if len(named) == 1 and is_english(named[0].forms[0]) and not series:
+        return []  # one plain word ("chair") calls many things that are not one another's namesakes
+    least = MIN_COVERAGE if reference.phrase else 0.0
+    return [
+        r
+        for r in candidates
+        if (r.card.family or r.card.id) != (leader.card.family or leader.card.id)
+        and role_of(r.card) == role_of(leader.card)  # "persona 5 style" is no "Persona 5 Portrait LoRA"
+        and named_at <= r.exact
+        and called <= r.matched
+        and r.coverage >= least
+        and (not series or r.matched & series)
+        and any(
+            _says_in_order(text, named) or _says_in_order(text, named[::-1])  # "Kinomoto Sakura": family name first
+            for text in _calling_texts(r.card, tagged=len(named) > 1)
+        )
+    ]
+
+
+_BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")
+
+
+def _calling_texts(card: StoredCheckpoint, tagged: bool = False) -> list[str]:
+    """What a model is called by: the titles of its name outside brackets (a bracket often says its series, "SXZ
+    Goblins [ Warcraft ]" is not called "Warcraft"), its version label, the trained words of a model that is not a
+    style (see :func:`_called_by_all`) and, when ``tagged``, the tags of a character model (a pack's tags name its
+    characters, "erza scarlet"; a tag of one word is as often its series)."""
+    texts = [*titles.segments(_BRACKETED.sub(" | ", model_name(card))), str(card.version or "")]
+    if not is_style(card):
+        texts += (
+            card.prompt_triggers
+        )  # a tag list's identity tag: "sleeves rolled up" in Ranma's outfit tags is no name
+    if tagged and is_character(card):
+        texts += card.tags
+    return texts
+
+
+def _says_in_order(text: str, said: list[QueryWord]) -> bool:
+    """Does ``text`` say the request's words ``said`` as written and in their order: the one word, or each word of it
+    after the one before with at most one word between ("iroha ... samurai" of "Iroha (samurai spirits)")?"""
+    if len(said) == 1:
+        return bool(field_tokens(text).intersection(said[0].forms))
+    found = words_in(text)
+    at = -1
+    for word in said:
+        following = [
+            i for i in range(at + 1, min(len(found), at + 3) if at >= 0 else len(found)) if found[i] in word.forms
+        ]
+        if not following:
+            return False
+        at = following[0]
+    return True
+
+
+def _called_by_all(card: StoredCheckpoint, said: list) -> bool:
+    """Does one title of ``card``'s name, or a trained word of a model that is not a style, have every word ``said``?
+    (A style LoRA's trained words name what it was trained on: the One Piece style's "roronoa zoro" is no Zoro
+    LoRA.)"""
+    texts = [*titles.segments(model_name(card)), *([] if is_style(card) else card.triggers)]
+    return any(all(field_tokens(text).intersection(word.forms) for word in said) for text in texts)
 
 
 def _one_title_has(card: StoredCheckpoint, said: list) -> bool:

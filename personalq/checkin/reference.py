@@ -1275,10 +1275,19 @@ def labels_number(label: str, number: str) -> bool:
     return number.isdigit() and re.search(rf"(?<!\d){number}(?!\d)", label) is not None
 
 
-def name_position(reference: Reference, cut: list[tuple[int, int]]) -> int | None:
-    """Where the phrase that named the model begins among the ``cut`` spans (the trigger goes there), if the
-    request marks one."""
-    return min((reference.spans[k][0] for k in reference.phrase if reference.spans[k] in cut), default=None)
+def name_position(reference: Reference, cut: list[tuple[int, int]], card: StoredCheckpoint) -> int | None:
+    """Where the phrase that named ``card`` begins among the ``cut`` spans (the trigger goes there), if the
+    request marks one. Its creator's words are no place in the picture ("yoruichi by justTNP racing ...": the trigger
+    takes the place of "yoruichi", not of "by justTNP")."""
+    creator = card_fields(card)["creator"]
+    return min(
+        (
+            reference.spans[k][0]
+            for k in reference.phrase
+            if reference.spans[k] in cut and not creator.intersection(reference.words[k].forms)
+        ),
+        default=None,
+    )
 
 
 def reference_spans(reference: Reference) -> list[tuple[int, int]]:
