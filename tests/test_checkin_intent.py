@@ -97,6 +97,18 @@ def test_explicit_dates_ranges_and_seasons():
     assert winter.start == dt.datetime(2024, 12, 1) and winter.end == dt.datetime(2025, 3, 1)
 
 
+def test_months_and_order_words_in_the_languages_requests_come_in():
+    """Month names come from dateparser's locale data ("giugno", "junho", "octubre"); a short form or a name that is
+    also a month elsewhere ("mai", "juli") stays a word."""
+    june = parse("ryne, la versione di giugno, in piedi su un lago").created
+    assert june and {w.start.month for w in june} == {6}
+    assert {w.start.month for w in parse("o lora de junho").created} == {6}
+    assert {w.start.month for w in parse("el lora de octubre, en la playa").created} == {10}
+    assert parse("mai shiranui at the beach").created == []
+    assert parse("bonney, usa a versão mais nova, comendo pizza").order == "newest"
+    assert parse("la versione più nuova, una ragazza").order == "newest"
+
+
 def test_recency_and_order():
     assert parse("my latest anime sketch").order == "newest"
     assert parse("the newest dog").order == "newest"

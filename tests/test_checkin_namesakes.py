@@ -97,13 +97,33 @@ def test_an_embedding_the_negative_prompt_names_is_applied(settings, tmp_path):
 
 def test_a_model_called_by_another_name_is_not_the_one_asked_for(settings, tmp_path):
     """ "melka tornu tales of orvala": the repository has Dorrin Vask of that series, who is someone else; the scene's
-    "angel wings" names no one. Nothing fits, and the answer says what is nearest."""
+    "angel wings" names no one. Nothing fits, and the answer says what is nearest. The same holds of a thing's two-word
+    name: "snow globe" is not a "celestial globe"."""
     cards = [
         dict(card_id="dorrin", name="Dorrin Vask (Tales of Orvala)", tags=["character"], triggers=["dorrinvask"]),
         dict(card_id="angels", name="Angelic Guards", tags=["concept"], triggers=["angel wings"]),
+        dict(card_id="sky", name="Planet Maker", tags=["concept"], triggers=["celestial globe", "black background"]),
+        *(  # "snow" is as common a word as it is in a real collection
+            dict(card_id=f"snow-{thing}", name=f"Snow {thing}", tags=["concept"], triggers=[f"snow{thing}"])
+            for thing in (
+                "princess",
+                "streets",
+                "fox",
+                "owl",
+                "castle",
+                "field",
+                "storm",
+                "cabin",
+                "leopard",
+                "rabbit",
+            )
+        ),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
+    # "snow globe" is not the "celestial globe" a model was trained on: a two-word name's last word after another
+    assert checkin.ask("snow globe lora, a tiny village inside a snow globe", NOW).status == "no_match"
+    assert chosen_ids(checkin, "celestial globe lora, a ringed planet", NOW) == ["sky"]
     result = checkin.ask("melka tornu tales of orvala tripping over her own feet with angel wings out", NOW)
     assert result.status == "no_match"
     assert "Dorrin Vask" in result.reason

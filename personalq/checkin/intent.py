@@ -125,7 +125,7 @@ _NEWEST = re.compile(
     r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|freshest|new)\b"
     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую"
     # Spanish, French, Portuguese, Italian, German, Indonesian
-    r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
+    r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa]|nov[oa]|nuov[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
     r"|\bneuere?\w*|\bneueste\w*|\baktuellste\w*|\bterbaru\b|新しいほう",
     re.I,
 )

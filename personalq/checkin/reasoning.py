@@ -43,7 +43,7 @@ from personalq.checkin.reference import (
     labels_number,
 )
 from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
-from personalq.checkin.roles import STYLE_WORDS, is_character, is_style, role_of
+from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
 from personalq.checkin.tokens import field_tokens, fold, is_english, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
@@ -621,6 +621,8 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
     if reference.described:
         return False  # a description paraphrases ("the lora for cute little chibi trains")
     card = candidate.card
+    if _another_compound(reference, candidate):
+        return True
     own = [w for w in words_in(_BRACKETED.sub(" ", model_name(card))) if _a_name(w)]
     called = own + words_in(card.creator or "")
     names = [k for k in naming - candidate.matched if _a_name(reference.words[k].forms[0])]
@@ -633,6 +635,28 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
         return False  # a name beside one it has is the rest of its name; one further off may be the scene's
     said = [form for word in reference.words for form in word.forms]
     return any(not _near_any(w, said) for w in own)
+
+
+def _another_compound(reference: Reference, candidate: Ranked) -> bool:
+    """Does ``candidate`` have, of the whole request, only the last word of a marked two-word name, after another word
+    of its own ("snow globe lora" is not a trained "celestial globe")?"""
+    phrase = sorted(k for k in reference.phrase if reference.words[k].forms[0] not in STOPWORDS)
+    if len(phrase) != 2 or phrase[1] - phrase[0] != 1 or candidate.matched & set(phrase) != {phrase[1]}:
+        return False
+    head = reference.words[phrase[1]].forms[0]
+    if any(reference.words[k].forms[0] not in {*KIND_WORDS, head} for k in candidate.matched):
+        return False  # found by more of the request than that word ("passenger seat ... girl ... car")
+    modifier = reference.words[phrase[0]]
+    if not (is_english(modifier.forms[0]) and is_english(head)):
+        return False  # a thing's name in plain words; a name of its own is read by _someone_else
+    card = candidate.card
+    for text in (*titles.segments(model_name(card)), *card.triggers):
+        found = words_in(text)
+        for i, word in enumerate(found[1:], 1):
+            before = found[i - 1]
+            if word == head and before.isalpha() and before not in {*modifier.forms, *STOPWORDS, *KIND_WORDS}:
+                return True
+    return False
 
 
 def _near_any(word: str, others: list[str]) -> bool:
@@ -653,10 +677,10 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
     "erza scarlet": her own LoRA and a girl pack that lists her), though the series as one creator wrote it or a word
     of the scene in one's tags scores one higher. The naming words are the phrase that names the model, else the
     words the request opens with: the namesake says them in one of its names as written ("Colorful Flat Illustration
-    mix" is no "colorful mix"), and has any other word the leader is called by ("the winter outfit version"); it plays
-    the same role (a character, a concept, ...), and a series said must be its series too. A style has none."""
-    if len({r.card.family or r.card.id for r in pool}) != 1 or is_style(pool[0].card):
-        return []  # a style's name is its painter's or its game's, which other models say of what they draw
+    mix" is no "colorful mix"), and has any other word the leader is called by ("the winter outfit version"); a series
+    said must be its series too."""
+    if len({r.card.family or r.card.id for r in pool}) != 1:
+        return []
     leader = pool[0]
     naming = {k for k in reference.phrase or reference.head if reference.words[k].forms[0] not in STOPWORDS}
     # the series follows who is from it ("iroha from samurai shodown"); a name that opens with it is all name
@@ -675,7 +699,6 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
         r
         for r in candidates
         if (r.card.family or r.card.id) != (leader.card.family or leader.card.id)
-        and role_of(r.card) == role_of(leader.card)  # "persona 5 style" is no "Persona 5 Portrait LoRA"
         and named_at <= r.exact
         and called <= r.matched
         and r.coverage >= least

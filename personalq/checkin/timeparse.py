@@ -14,13 +14,38 @@ from dataclasses import dataclass
 
 import dateparser
 
+from personalq.checkin.tokens import REQUEST_LANGUAGES, is_english
+
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 MONTHS["sept"] = 9
+
+
+def _months_of_request_languages() -> dict[str, int]:
+    """The months' names in the other languages requests come in, from dateparser's locale data ("giugno", "junho",
+    "juillet", "октября"): only whole names of five letters or more that English does not use, so no short form or
+    name ("mai", "juli") reads as a month."""
+    from dateparser.languages import default_loader
+
+    found: dict[str, int] = {}
+    for language in (*REQUEST_LANGUAGES, "ru"):
+        info = default_loader.get_locale(language).info
+        for month, english in enumerate(calendar.month_name):
+            for name in info.get(english.lower(), []) if english else []:
+                name = name.lower()
+                if len(name) >= 5 and name.isalpha() and name not in MONTHS and not is_english(name):
+                    found.setdefault(name, month)
+    return found
+
+
+_FOREIGN_MONTHS = _months_of_request_languages()
+MONTHS.update(_FOREIGN_MONTHS)
 SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
 _MONTH = (
     r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+    r"jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|"
+    + "|".join(sorted(_FOREIGN_MONTHS, key=len, reverse=True))
+    + ")"
 )
 _YEAR = r"(?:'(?P<short>\d{2})|(?P<year>(?:19|20)\d{2}))"
 FIRST_CHECKPOINT_YEAR = 2015  # no year before this dates a checkpoint
