@@ -21,10 +21,11 @@ checked on a second blind set that none of this code was tuned on.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 from rapidfuzz import fuzz
 
@@ -616,16 +617,18 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
     the request lacks ("sasuke uchiha" is not "ItachiUchiha style", nor "colette brunel tales of symphonia" "Presea
     Combatir (Tales of Symphonia)": a surname or the series they share does not make them one)? A word near another
     ("hukee", "Huke"; "konyconis", "konyconi") is the same word. One that has none of the naming words is found by
-    other words."""
+    other words, and so is one that has only the last word of a thing's two-word name (:func:`_another_compound`)."""
     naming = reference.phrase or reference.head
     if reference.described:
         return False  # a description paraphrases ("the lora for cute little chibi trains")
-    card = candidate.card
     if _another_compound(reference, candidate):
         return True
+    names = [k for k in naming - candidate.matched if _a_name(reference.words[k].forms[0])]
+    if not names:
+        return False
+    card = candidate.card
     own = [w for w in words_in(_BRACKETED.sub(" ", model_name(card))) if _a_name(w)]
     called = own + words_in(card.creator or "")
-    names = [k for k in naming - candidate.matched if _a_name(reference.words[k].forms[0])]
     names = [k for k in names if not _near_any(reference.words[k].forms[0], called)]
     if not names:
         return False
@@ -659,16 +662,17 @@ def _another_compound(reference: Reference, candidate: Ranked) -> bool:
     return False
 
 
-def _near_any(word: str, others: list[str]) -> bool:
+def _near_any(word: str, others: Iterable[str]) -> bool:
     return any(fuzz.ratio(word, other) >= NEAR_NAME for other in others)
 
 
+@functools.lru_cache(maxsize=65536)
 def _a_name(word: str) -> bool:
     """Is ``word`` a name: Latin letters no English text uses ("sasuke", "presea"; not "girl", nor "lora" and its typos
     "embeding")?"""
     if len(word) < 3 or not word.isascii() or not word.isalpha() or is_english(word):
         return False
-    return not _near_any(word, list(KIND_WORDS))
+    return not _near_any(word, KIND_WORDS)
 
 
 def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked]) -> list[Ranked]:
@@ -677,8 +681,8 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
     "erza scarlet": her own LoRA and a girl pack that lists her), though the series as one creator wrote it or a word
     of the scene in one's tags scores one higher. The naming words are the phrase that names the model, else the
     words the request opens with: the namesake says them in one of its names as written ("Colorful Flat Illustration
-    mix" is no "colorful mix"), and has any other word the leader is called by ("the winter outfit version"); a series
-    said must be its series too."""
+    mix" is no "colorful mix"), and has any other word the leader is called by ("rin tohsaka in the kaleido ruby
+    outfit"); a series said must be its series too."""
     if len({r.card.family or r.card.id for r in pool}) != 1:
         return []
     leader = pool[0]
@@ -719,18 +723,17 @@ def _calling_texts(card: StoredCheckpoint, tagged: bool = False) -> list[str]:
     style (see :func:`_called_by_all`) and, when ``tagged``, the tags of a character model (a pack's tags name its
     characters, "erza scarlet"; a tag of one word is as often its series)."""
     texts = [*titles.segments(_BRACKETED.sub(" | ", model_name(card))), str(card.version or "")]
-    if not is_style(card):
-        texts += (
-            card.prompt_triggers
-        )  # a tag list's identity tag: "sleeves rolled up" in Ranma's outfit tags is no name
+    if not is_style(card):  # of a tag list its identity tag: "sleeves rolled up" in Ranma's outfit tags is no name
+        texts += card.prompt_triggers
     if tagged and is_character(card):
         texts += card.tags
     return texts
 
 
 def _says_in_order(text: str, said: list[QueryWord]) -> bool:
-    """Does ``text`` say the request's words ``said`` as written and in their order: the one word, or each word of it
-    after the one before with at most one word between ("iroha ... samurai" of "Iroha (samurai spirits)")?"""
+    """Does ``text`` say the request's words ``said`` as written and in their order: the one word, or each word after
+    the one before with at most one word between ("aether foundation employee" of "Pokemon - Aether Foundation Employee
+    Female")?"""
     if len(said) == 1:
         return bool(field_tokens(text).intersection(said[0].forms))
     found = words_in(text)
