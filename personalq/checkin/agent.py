@@ -448,12 +448,13 @@ class CheckIn:
         found = (index.embedding_trained_on(_EMPHASIS.sub(r"\g<tag>", item).strip()) for item in negative.split(","))
         return list({card.id: card for card in found if card is not None}.values())
 
-    def _with_named_in_negative(self, picks: list[WeightedId], negative: str) -> list[WeightedId]:
-        """``picks`` and, after them, each embedding the negative prompt names that they lack."""
+    @staticmethod
+    def _with_named_in_negative(picks: list[WeightedId], named: list[StoredCheckpoint]) -> list[WeightedId]:
+        """``picks`` and, after them, each embedding the negative prompt ``named`` that they lack."""
         chosen = {p.checkpoint_id for p in picks}
         return picks + [
             WeightedId(checkpoint_id=card.id, weight=DEFAULT_WEIGHT, role=role_of(card))
-            for card in self._named_in_negative(negative)
+            for card in named
             if card.id not in chosen
         ]
 
@@ -529,7 +530,8 @@ class CheckIn:
         if decision.status == "selected":
             card = decision.chosen
             # an embedding the negative prompt names stays there alone: the picture's words are all the prompt's
-            in_negative = card.id in {named.id for named in self._named_in_negative(negative)}
+            named = self._named_in_negative(negative)
+            in_negative = card.id in {c.id for c in named}
             prompt = self._prompt(query, now, None if in_negative else card, reading, contenders)
             if is_negative_embedding(card):
                 negative = with_negative(negative, card, query)
@@ -537,7 +539,7 @@ class CheckIn:
                 status="selected",
                 checkpoint_id=card.id,
                 checkpoints=self._with_named_in_negative(
-                    [WeightedId(checkpoint_id=card.id, weight=_or_default(weight), role=role_of(card))], negative
+                    [WeightedId(checkpoint_id=card.id, weight=_or_default(weight), role=role_of(card))], named
                 ),
                 prompt=prompt,
                 negative_prompt=negative,
@@ -693,7 +695,7 @@ class CheckIn:
             WeightedId(checkpoint_id=card.id, weight=_or_default(part.weight), role=role_of(card))
             for part, card in zip(state.parts, cards)
         ]
-        picks = self._with_named_in_negative(picks, state.negative)
+        picks = self._with_named_in_negative(picks, self._named_in_negative(state.negative))
         prompt = self._composed_prompt(query, now, [(set(p.words), c) for p, c in zip(state.parts, cards)], reading)
         negative = state.negative
         for card in cards:

@@ -321,7 +321,7 @@ def _leaders(
             or (
                 written <= r.exact
                 and r.coverage >= SCATTERED_COVERAGE
-                and (not titled or _called_by_all(r.card, said))
+                and (not titled or _one_title_has(r.card, said, style_trained=False))
             )
         ]
     # a leader that matched only part of the words naming another leader's match is not the one meant
@@ -720,7 +720,7 @@ _BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")
 def _calling_texts(card: StoredCheckpoint, tagged: bool = False) -> list[str]:
     """What a model is called by: the titles of its name outside brackets (a bracket often says its series, "SXZ
     Goblins [ Warcraft ]" is not called "Warcraft"), its version label, the trained words of a model that is not a
-    style (see :func:`_called_by_all`) and, when ``tagged``, the tags of a character model (a pack's tags name its
+    style (see :func:`_one_title_has`) and, when ``tagged``, the tags of a character model (a pack's tags name its
     characters, "erza scarlet"; a tag of one word is as often its series)."""
     texts = [*titles.segments(_BRACKETED.sub(" | ", model_name(card))), str(card.version or "")]
     if not is_style(card):  # of a tag list its identity tag: "sleeves rolled up" in Ranma's outfit tags is no name
@@ -748,17 +748,12 @@ def _says_in_order(text: str, said: list[QueryWord]) -> bool:
     return True
 
 
-def _called_by_all(card: StoredCheckpoint, said: list) -> bool:
-    """Does one title of ``card``'s name, or a trained word of a model that is not a style, have every word ``said``?
-    (A style LoRA's trained words name what it was trained on: the One Piece style's "roronoa zoro" is no Zoro
-    LoRA.)"""
-    texts = [*titles.segments(model_name(card)), *([] if is_style(card) else card.triggers)]
-    return any(all(field_tokens(text).intersection(word.forms) for word in said) for text in texts)
-
-
-def _one_title_has(card: StoredCheckpoint, said: list) -> bool:
-    """Does one title of ``card``'s name (or a trained word) have every word ``said``?"""
-    texts = [*titles.segments(model_name(card)), *card.triggers]
+def _one_title_has(card: StoredCheckpoint, said: list, style_trained: bool = True) -> bool:
+    """Does one title of ``card``'s name (or a trained word) have every word ``said``? Without ``style_trained`` a
+    style's trained words do not count: they name what it was trained on (the One Piece style's "roronoa zoro" is no
+    Zoro LoRA)."""
+    trained = card.triggers if style_trained or not is_style(card) else []
+    texts = [*titles.segments(model_name(card)), *trained]
     return any(all(field_tokens(text).intersection(word.forms) for word in said) for text in texts)
 
 
