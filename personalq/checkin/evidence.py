@@ -27,6 +27,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from personalq.checkin import titles
+from personalq.checkin.aliases import description_aliases
 from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, squash, words
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.importers.civitai import CIVITAI_FAMILY
@@ -38,6 +39,7 @@ FIELD_WEIGHTS = {
     "creator": 1.0,
     "trigger": 0.9,
     "version": 0.9,
+    "alias": 0.9,
     "subject": 0.6,
     "tag": 0.5,
     "style": 0.4,
@@ -91,12 +93,16 @@ def model_name(card: StoredCheckpoint) -> str:
 
 
 def card_fields(card: StoredCheckpoint) -> dict[str, set[str]]:
-    """Tokens of each field of ``card``."""
+    """Tokens of each field of ``card``; ``alias`` holds the other names its description gives what it draws."""
+    name = field_tokens(model_name(card))
+    trigger = set().union(*(field_tokens(t) for t in card.triggers)) if card.triggers else set()
+    aliases = description_aliases(card.description, name | trigger) if card.description else []
     return {
-        "name": field_tokens(model_name(card)),
+        "name": name,
         "creator": field_tokens(card.creator or ""),
         "version": field_tokens(_version_text(card)),
-        "trigger": set().union(*(field_tokens(t) for t in card.triggers)) if card.triggers else set(),
+        "trigger": trigger,
+        "alias": set().union(*(field_tokens(a) for a in aliases)) if aliases else set(),
         "subject": set().union(*(field_tokens(s) for s in card.subjects)) if card.subjects else set(),
         "tag": set().union(*(field_tokens(t) for t in card.tags)) if card.tags else set(),
         "style": set().union(*(field_tokens(s) for s in card.styles)) if card.styles else set(),
@@ -287,6 +293,7 @@ class SelectionIndex:
                     self._embeddings[trained].append(i)
         self._own = {t: self._arrays(p) for t, p in own_post.items()}
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
+        self._initials_called = self._initials_called_by(per_card, self._initials)
         self.vocabulary = sorted(self.idf)
         self._by_length: dict[int, list[str]] = defaultdict(list)
         self._by_stem: dict[str, list[str]] = defaultdict(list)  # "dither" -> "dithering", "dithered"
@@ -418,6 +425,18 @@ class SelectionIndex:
                 arrays[token] = SelectionIndex._arrays({i: (w * idf, w) for i, w in weights.items()})
             out.append(arrays)
         return out[0], out[1]
+
+    @staticmethod
+    def _initials_called_by(
+        per_card: list[dict[str, set[str]]], initials: dict[str, tuple[np.ndarray, ...]]
+    ) -> set[str]:
+        """The initials some card is called by whole that are still the title's: every card called by the word has the
+        title ("ngnl" of "ngnl_jibril" and "Jibril | No Game No Life"), so it is no other one's name ("sans")."""
+        called: dict[str, set[int]] = defaultdict(set)
+        for i, fields in enumerate(per_card):
+            for token in (fields["name"] | fields["trigger"]) & initials.keys():
+                called[token].add(i)
+        return {form for form, ids in called.items() if ids <= set(initials[form][0].tolist())}
 
     @staticmethod
     def _arrays(postings: dict[int, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -590,7 +609,7 @@ class SelectionIndex:
             if (
                 titles.may_be(form)
                 and form in self._initials
-                and (form not in self._titles or form in self._acronyms)
+                and (form not in self._titles or form in self._acronyms or form in self._initials_called)
                 and self.rarity(word) >= INITIALS_RARITY * self.max_idf
             ):
                 shortened[len(spans)] = self._initials[form]

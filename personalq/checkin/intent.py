@@ -78,6 +78,7 @@ _ORDINALS = {
 _CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
 # "第二版", "第3版": the n-th version in Chinese and Japanese
 _CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
+VERSION_WORD = re.compile(r"(?i)^(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # a version said alone: "v2", "0.5"
 _VERSION = re.compile(
     r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|versi\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
     r"(?P<n>\d+(?:\.\d+)*)"
@@ -376,10 +377,11 @@ def _read_negations(intent: Intent) -> None:
         words = what.split()
         if len(words) > 1 and words[0] in _DESCRIBING_ORDER:
             what, words = words[1], words[1:]
-        # keep only the first word unless the pair is a known style phrase ("oil painting")
+        # keep only the first word unless the pair is a known style phrase ("oil painting"), or the second is a
+        # version the first describes ("not the deprecated v1")
         style = canonical_style(what)
         if style == what and len(words) > 1:
-            what = words[0]
+            what = words[1] if VERSION_WORD.match(words[1]) else words[0]
         intent.excluded.append(canonical_style(what))
         intent.selection_spans.append(m.span())
         aside = intent.text[: m.start()].rstrip().endswith("(")  # "(not star rail)": said of the checkpoint

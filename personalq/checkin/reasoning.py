@@ -31,7 +31,7 @@ from rapidfuzz import fuzz
 
 from personalq.checkin import titles
 from personalq.checkin.evidence import QueryWord, card_fields, model_name
-from personalq.checkin.intent import Intent
+from personalq.checkin.intent import VERSION_WORD, Intent
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import (
     ANYONE,
@@ -51,8 +51,13 @@ from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
 Status = Literal["selected", "clarify", "no_match"]
-Scope = Literal["label", "file", "all"]  # the card fields a word ruled out is read in
-_SCOPE_FIELDS = {"label": ("version", "trigger"), "file": ("name", "version", "trigger")}  # "all": every field
+Scope = Literal["written", "label", "file", "all"]  # the card fields a word ruled out is read in
+# "written": the label and triggers, and a version only as the label writes it; "all": every field
+_SCOPE_FIELDS = {
+    "written": ("version", "trigger"),
+    "label": ("version", "trigger"),
+    "file": ("name", "version", "trigger"),
+}
 
 MIN_EVIDENCE = 0.25  # of the evidence of one name word that only one model has (a larger repository, a larger idf)
 MIN_COVERAGE = 0.5  # of the reference phrase's weight, when the request marks one
@@ -64,7 +69,6 @@ CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this
 NEAR_NAME = 80  # rapidfuzz ratio at which two names are one written differently ("hukee", "huke")
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
-_VERSION_WORD = re.compile(r"(?i)^(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # "v2", "0.5" ("not the 0.5")
 _TI_WORDS = re.compile(r"(?i)\b(?:embedding|embeddings|embed|ti|textual inversion|эмбеддинг\w*)\b")
 _LORA_WORDS = re.compile(r"(?i)\b(?:lora|loras|locon|lycoris|loha|лор\w)\b")
 
@@ -117,13 +121,15 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
     """Does the card have a word the person ruled out? A version word ("not v2") rules out the versions it names
     however they are written ("v2.0", "v2_offset"), and only by the version label: a name such as "Fast Negative
     (+ FastNegativeV2)" does not make every version the v2 one. Other words are read in the fields of ``scope``:
-    ``"label"`` the version label and triggers, ``"file"`` the name too, ``"all"`` every field."""
+    ``"label"`` the version label and triggers, ``"file"`` the name too, ``"all"`` every field; ``"written"`` reads
+    them as ``"label"`` does and a version only as its label writes it ("the v1.0, not the V01")."""
     fields = card_fields(card)
     tokens = set().union(*(fields[f] for f in _SCOPE_FIELDS.get(scope, fields)))
     for word in banned:
-        if _VERSION_WORD.match(word):
-            wanted = parse_version(word).parts
-            if field_tokens(word) & fields["version"] or (card.version and version_matches(wanted, card)):
+        if VERSION_WORD.match(word):
+            if field_tokens(word) & fields["version"]:
+                return True
+            if scope != "written" and card.version and version_matches(parse_version(word).parts, card):
                 return True
         elif _word_tokens(word) & tokens and not _says_without(card, word):
             return True
@@ -170,7 +176,8 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
 
     A date window that ends long before the oldest candidate describes the picture, not the checkpoint ("a photo as
     if taken on a phone in 2007"), unless the request dates the checkpoint ("from 2021"). A word ruled out is read
-    in the narrowest fields where some candidate has it: a version label or trigger ("not the locon version" of
+    in the narrowest fields where some candidate has it: a version label as written ("the v1.0, not the V01"), a
+    version label or trigger ("not the locon version" of
     "[LoCon/LoRA] Airconditioner Style" rules out its "LoCon Version", not the model), then the name, version label
     and trigger (a model page whose description announces its "v2-pynoise" release does not make every version the
     pynoise one), then every field.
@@ -182,7 +189,8 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
     created = [w for w in created if intent.dated or not any(_called_by(c, w.label.split()[0]) for c in cards)]
     if intent.excluded:
         banned = set(intent.excluded)
-        scope = next((f for f in ("label", "file") if any(_excluded(c, banned, f) for c in cards)), "all")
+        # a version written as one label writes it rules out that one, not a sibling that numbers it the same
+        scope = next((f for f in ("written", "label", "file") if any(_excluded(c, banned, f) for c in cards)), "all")
         steps.append(
             (
                 f"every candidate is {' or '.join(sorted(banned))}",
@@ -630,6 +638,7 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
     own = [w for w in words_in(_BRACKETED.sub(" ", model_name(card))) if _a_name(w)]
     called = own + words_in(card.creator or "")
     names = [k for k in names if not _near_any(reference.words[k].forms[0], called)]
+    names = [k for k in names if reference.words[k].forms[0] not in _shortened_titles(card)]  # "izuna from ngnl"
     if not names:
         return False
     if not naming & candidate.matched:
@@ -638,6 +647,12 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
         return False  # a name beside one it has is the rest of its name; one further off may be the scene's
     said = [form for word in reference.words for form in word.forms]
     return any(not _near_any(w, said) for w in own)
+
+
+def _shortened_titles(card: StoredCheckpoint) -> set[str]:
+    """The acronyms and initials a card's titles go by ("ngnl" of "Hatsuse Izuna | No Game No Life")."""
+    texts = (model_name(card), *card.triggers, *card.subjects, *card.tags)
+    return titles.written(texts) | titles.initials(texts)
 
 
 def _another_compound(reference: Reference, candidate: Ranked) -> bool:

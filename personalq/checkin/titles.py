@@ -10,12 +10,14 @@ two, so the index keeps both sides:
   one request word that no card is plainly called by often.
 
 Only whole segments give initials, and only three letters or more count: two-letter initials, and the initials of
-any run inside a longer name, are mostly chance.
+any run inside a longer name, are mostly chance. A number in a title stays whole, in digits or Roman numerals, and a
+number word may be its digit: "Final Fantasy XIV" is "ffxiv", "Persona 5" "p5" and "Seven Deadly Sins" "7ds".
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -30,6 +32,10 @@ _SEGMENT = re.compile(
     r"[\[\](){}|,;:【】（）「」]|\s[-–—~/]\s|(?<=[^\W\d_])/(?=[^\W\d_])|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]+"
 )
 _WORD = re.compile(r"[^\W\d_]+")
+_TITLE_WORD = re.compile(r"[^\W\d_]+|\d+")  # a title's words and numbers ("Persona 5")
+_ROMAN = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv", "xv", "xvi")
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+MAX_SPELLED = 7  # the longest initials with a number kept whole ("ffxiii")
 # written in capitals, but words rather than titles
 _NOT_TITLES = frozenset("lora loha locon lycoris nsfw sfw".split())
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -50,16 +56,30 @@ def written(texts: Iterable[str]) -> set[str]:
 def initials(texts: Iterable[str]) -> set[str]:
     """The initials of each whole title ``texts`` write, with and without a leading article: "Momo Yaoyorozu - My
     Hero Academia" -> {"my", "mha"}, of which only those of three to five letters are kept ({"mha"}); "The Legend of
-    Zelda" -> {"tloz", "loz"}."""
+    Zelda" -> {"tloz", "loz"}; "Final Fantasy XIV" -> {"ffxiv", "ff14", "ffx"}."""
     found = set()
     for text in texts:
         for segment in segments(text):
-            words = _WORD.findall(segment)
+            words = _TITLE_WORD.findall(segment)
             # a title's leading article is often left out of its initials: "The King of Fighters" is "kof"
             for title in (words, words[1:] if words and words[0].casefold() in _ARTICLES else []):
                 if MIN_LETTERS <= len(title) <= MAX_LETTERS:
-                    found.add("".join(w[0] for w in title).casefold())
-    return found
+                    found.update("".join(spelled) for spelled in itertools.product(*map(_initial_forms, title)))
+    return {said for said in found if len(said) <= MAX_SPELLED and not said.isdigit()}
+
+
+def _initial_forms(word: str) -> tuple[str, ...]:
+    """How a word of a title may stand in its initials: its first letter; a number whole, in digits or Roman numerals
+    ("XIV": "xiv", "14", "x"; "5": "5", "v"); a number word as its digit ("seven": "7", "s")."""
+    word = word.casefold()
+    if word.isdigit():
+        n = int(word)
+        return (word, _ROMAN[n - 1]) if 0 < n <= len(_ROMAN) else (word,)
+    if word in _ROMAN and word not in {"i", "v", "x"}:  # a lone letter is a letter more often than a number
+        return (word, str(_ROMAN.index(word) + 1), word[0])
+    if word in _NUMBER_WORDS:
+        return (word[0], str(_NUMBER_WORDS.index(word) + 1))
+    return (word[0],)
 
 
 CLIPPED_LETTERS = 5  # the fewest letters of a clipped title ("priconne"), and of a long word's start it shares
@@ -106,8 +126,12 @@ def of_words(words: list[str]) -> str:
 
 
 def may_be(word: str) -> bool:
-    """Could a request word be a title's initials ("mha", "botw")?"""
-    return MIN_LETTERS <= len(word) <= MAX_LETTERS and word.isascii() and word.isalpha()
+    """Could a request word be a title's initials ("mha", "botw", "ffxiv", "7ds")?"""
+    if not (MIN_LETTERS <= len(word) and word.isascii() and word.isalnum()):
+        return False
+    if word.isalpha():
+        return len(word) <= MAX_LETTERS
+    return len(word) <= MAX_SPELLED and not word.isdigit()
 
 
 __all__ = ["clips", "initials", "may_be", "of_words", "segments", "written"]

@@ -1,0 +1,104 @@
+"""A model asked for by a name its card gives only in passing: the other name its description introduces ("Midnight
+(Nemuri Kayama)", "aka. Hoppou"), a series' initials with its number ("ffxiv", "7ds"), initials that some card also
+writes whole ("ngnl" of "ngnl_jibril"); and a version ruled out by how its label is written ("the v1.0, not the
+V01") or by the version a negation describes ("not the deprecated v1"). Every card and request here is invented for
+the rule it pins."""
+
+import datetime as dt
+
+from factories import checkin_among_many, chosen_ids
+
+from personalq.checkin.aliases import description_aliases
+from personalq.checkin.titles import initials, may_be
+
+NOW = dt.datetime(2024, 3, 1, 12)
+
+SERIES = [
+    dict(
+        card_id="nightshade",
+        name="Nightshade [Crimson Academy] Character LoRA",
+        tags=["character", "crimson academy"],
+        triggers=["nightshadeca"],
+        description="Nightshade (Veyra Kostin) from Crimson Academy. Trained on 80 screenshots.",
+    ),
+    dict(card_id="ca-rook", name="Rook Alder [Crimson Academy]", tags=["character", "crimson academy"]),
+    dict(card_id="ca-style", name="Crimson Academy Anime Style", tags=["style", "crimson academy"]),
+    dict(
+        card_id="borealis",
+        name="Borealis Character Lora (Frost Fleet)",
+        tags=["character", "frost fleet"],
+        triggers=["borealis"],
+        description="Aka. Borrie, Northern Sovereign, etc. Samples at strength 1.",
+    ),
+    dict(card_id="ff-hull", name="Frost Fleet Hull Girl", tags=["character", "frost fleet"], triggers=["hullgirl"]),
+    dict(card_id="cyra", name="Cyra (Star Saga XII) - LoRA - Realistic", tags=["character"], triggers=["cyra_ss"]),
+    dict(card_id="lalafa", name="Lalafa [SSXII]", tags=["character"], triggers=["lalafa"]),
+    dict(card_id="cyra-other", name="Cyra Vance (Moon Harbor)", tags=["character"], triggers=["cyravance"]),
+    dict(card_id="elvira-9", name="Elvira Dane / Nine Broken Crowns", tags=["character"], triggers=["elviradane"]),
+    dict(card_id="elvira-moon", name="Elvira (Moon Academy)", tags=["character"], triggers=["elviramoon"]),
+    dict(card_id="tobi", name="Tobi LORA | No Rest No Glory", tags=["character"], triggers=["tobi"]),
+    dict(card_id="kael", name="Kael No Rest No Glory", tags=["character", "no rest no glory"], triggers=["nrng_kael"]),
+    dict(card_id="tobi-other", name="Tobi Marsh (Harbor Lights)", tags=["character"], triggers=["tobimarsh"]),
+]
+
+
+def test_the_other_name_a_description_gives_finds_the_model():
+    """Only names count, and only beside a name the card already has: "(Concept LoRA)", "(Crimson Academy)" or
+    "Northern Sovereign" (English words) is no one's other name."""
+    called = {"nightshade", "nightshadeca"}
+    assert description_aliases("Nightshade (Veyra Kostin) from Crimson Academy.", called) == ["Veyra Kostin"]
+    assert description_aliases("Aka. Borrie, Northern Sovereign, etc. Samples", {"borealis"}) == ["Borrie"]
+    assert description_aliases("OMGwowAngel (Wangel) from a game", {"wangel"}) == ["OMGwowAngel"]
+    assert description_aliases("Hold Pose (Concept LoRA), Nightshade (Crimson Academy)", {"hold", "pose"}) == []
+
+
+def test_a_character_asked_for_by_the_name_her_description_gives(settings, tmp_path):
+    """ "veyra kostin from crimson academy": her model's description says Nightshade is Veyra Kostin, so it is hers,
+    not a "no Veyra Kostin; from Crimson Academy there is ..."; likewise "borrie" of the "aka" list."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", SERIES)
+
+    assert chosen_ids(checkin, "veyra kostin from crimson academy reading in a library", NOW) == ["nightshade"]
+    assert chosen_ids(checkin, "borrie from frost fleet building a snowman", NOW) == ["borealis"]
+    result = checkin.ask("mira sollen from crimson academy reading in a library", NOW)
+    assert result.status == "no_match"
+
+
+def test_a_series_by_its_initials_with_a_number_or_a_name_some_card_writes(settings, tmp_path):
+    """ "ssxii" is "Star Saga XII" (so that Cyra, not the other Cyra or the Lalafa model that writes the acronym),
+    "9bc" is "Nine Broken
+    Crowns", and "nrng" is "No Rest No Glory" though a trigger writes "nrng_kael" whole."""
+    assert {"ssxii", "ss12"} <= initials(["Cyra (Star Saga XII) - LoRA"])
+    assert "9bc" in initials(["Elvira Dane / Nine Broken Crowns"])
+    assert may_be("ffxiv") and may_be("7ds") and not may_be("12345") and not may_be("abcdefg")
+    checkin = checkin_among_many(settings, tmp_path / "cards", SERIES)
+
+    assert chosen_ids(checkin, "cyra ssxii lora, casting a spell in a misty forest", NOW) == ["cyra"]
+    assert chosen_ids(checkin, "elvira from 9bc pouring ale in a tavern", NOW) == ["elvira-9"]
+    assert chosen_ids(checkin, "tobi from nrng playing cards", NOW) == ["tobi"]
+
+
+def test_a_version_ruled_out_as_its_label_writes_it_or_as_a_negation_describes_it(settings, tmp_path):
+    """ "the v1.0, not the V01": both labels number 1, and the one written "V01" is ruled out. "not the deprecated
+    v1": the description calls V1 deprecated, and the negation rules out v1, not every version the page describes."""
+    cards = [
+        dict(card_id="grin-a", name="Wolf Grin", family="grin-a", version="v1.0", tags=["concept"]),
+        dict(card_id="grin-b", name="Wolf Grin", family="grin-b", version="V01", tags=["concept"]),
+        *(
+            dict(
+                card_id=f"pebble-{v}",
+                name="Pebble [Stone Hearts] Freefit LoRA",
+                family="pebble",
+                version=v.upper(),
+                created_at=f"2025-0{n}-01",
+                tags=["character"],
+                triggers=["pebble_main"],
+                description="Updated to my current standards. V1 is DEPRECATED. Use V2 instead.",
+            )
+            for n, v in ((1, "v1"), (5, "v2"))
+        ),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "wolf grin lora, the v1.0 not the V01, a noblewoman by candlelight", NOW) == ["grin-a"]
+    wanted = "pebble stone hearts, not the deprecated v1. sitting on a rooftop"
+    assert chosen_ids(checkin, wanted, NOW) == ["pebble-v2"]
