@@ -149,3 +149,27 @@ def test_the_trigger_takes_the_place_of_the_name_not_of_its_creator(settings, tm
 
     result = checkin.ask("tovah by mkz racing across rooftops", NOW)
     assert (result.checkpoint_id, result.prompt) == ("tovah", "a renn tovah racing across rooftops")
+
+
+def test_a_namesake_by_part_of_the_name_from_the_said_series_or_in_another_romanization(settings, tmp_path):
+    """ "rinko yamada from moon harbor": a model of that series called "rinko" alone is hers too (her family name is
+    common), though without the series her given name is anyone's; "takeda kouichirou style" is also the style
+    written "Kōichirō Takeda"."""
+    cards = [
+        dict(card_id="rinko-full", name="Yamada Rinko (Moon Harbor)", tags=["character"], triggers=["yamadarinko"]),
+        dict(card_id="rinko-short", name="rinko(Moon Harbor) / りんこ", tags=["character"], triggers=[]),
+        dict(card_id="rinko-else", name="Rinko Sato | Cafe Tales", tags=["character"], triggers=["rinkosato"]),
+        *(  # a family name many characters share
+            dict(card_id=f"yamada-{i}", name=f"Yamada {given} ({series})", tags=["character"], triggers=[given])
+            for i, (given, series) in enumerate((("Taro", "Sky Club"), ("Anna", "Idol Stage"), ("Ken", "Dojo Days")))
+        ),
+        dict(card_id="takeda-a", name="Takeda Kouichirou Style LoRA", tags=["style"], triggers=["sketch"]),
+        dict(card_id="takeda-b", name="Kōichirō Takeda Style [Ears Edition]", tags=["style"], triggers=[]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("rinko yamada from moon harbor in an apron cooking dinner", NOW)
+    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["rinko-full", "rinko-short"]
+    assert chosen_ids(checkin, "yamada rinko cooking dinner", NOW) == ["rinko-full"]
+    result = checkin.ask("takeda kouichirou style, a girl laughing at a sketchbook", NOW)
+    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["takeda-a", "takeda-b"]

@@ -102,3 +102,66 @@ def test_a_version_ruled_out_as_its_label_writes_it_or_as_a_negation_describes_i
     assert chosen_ids(checkin, "wolf grin lora, the v1.0 not the V01, a noblewoman by candlelight", NOW) == ["grin-a"]
     wanted = "pebble stone hearts, not the deprecated v1. sitting on a rooftop"
     assert chosen_ids(checkin, wanted, NOW) == ["pebble-v2"]
+
+
+def test_a_series_title_runs_on_over_words_that_would_open_the_scene(settings, tmp_path):
+    """ "from dead or alive" is the series a card writes "DOA", and "tomo-chan is a girl" a title a card's name
+    holds: "or" and "is" do not end them, and the prompt keeps only the scene. "whichever of her loras is newer"
+    picks her newest version and is no part of the picture."""
+    cards = [
+        dict(card_id="ayane-a", name="DOA - Rhea", tags=["character"], triggers=["rhea"]),
+        dict(card_id="ayane-b", name="DOA Rhea", tags=["character"], triggers=["1girl, rhea"]),
+        dict(card_id="rhea-mj", name="Rhea (Mahjong Club)", tags=["character"], triggers=["rheamj"]),
+        dict(card_id="doa-kas", name="DOA - Kasane", tags=["character"], triggers=["kasane"]),
+        dict(card_id="walking-dead", name="Clementine [The Walking Dead]", tags=["character"], triggers=["clem"]),
+        *(
+            dict(
+                card_id=f"misa-{v}",
+                name="Gundo Misa | Tomo-kun is a girl!",
+                family="misa",
+                version=v,
+                created_at=f"2025-0{n}-01",
+                tags=["character"],
+                triggers=["gundo_misa"],
+            )
+            for n, v in ((1, "v0.5"), (5, "v1.2"))
+        ),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("rhea from dead or alive, kunai in hand on a moonlit rooftop", NOW)
+    assert result.status == "clarify"
+    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["ayane-a", "ayane-b"]
+    result = checkin.ask("misa from tomo-kun is a girl, whichever of her loras is newer. reading a paperback", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["misa-v1.2"]
+    assert result.prompt == "gundo_misa. reading a paperback"
+
+
+def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, tmp_path):
+    """ "open coat lora": the model called Open Coat; a character model whose trained words list "open coat" among
+    her outfit is hers, not another Open Coat; a name among a character model's trained words still calls it (the
+    Sakra model trained on her friend Tomiko too)."""
+    cards = [
+        dict(card_id="open-coat", name="Open Coat", tags=["clothing"], triggers=["opencoat"]),
+        dict(
+            card_id="aki",
+            name="Aki Nijo | Battle Venus",
+            tags=["character"],
+            triggers=["nijo aki", "labcoat", "open coat", "miniskirt"],
+        ),
+        dict(card_id="mumu", name="Muelsy (Arkknights)", tags=["character"], triggers=["mumu", "open coat"]),
+        dict(card_id="tomo", name="Tomiko", tags=["character"], triggers=["daido_tomiko", "school_uniform"]),
+        dict(
+            card_id="sakra",
+            name="Sakra Kinomo",
+            tags=["character"],
+            triggers=["kinomo_sakra", "daido_tomiko", "school_uniform"],
+        ),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "open coat lora, a woman in a long red trench coat in rainy london", NOW) == [
+        "open-coat"
+    ]
+    result = checkin.ask("tomiko daido filming with a camcorder at a school sports day", NOW)
+    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["sakra", "tomo"]

@@ -327,6 +327,7 @@ class CheckIn:
             intent.base_span,
             names=index.names,
             spells=index.spells_name,
+            spells_title=index.spells_title,
             spells_rare=index.spells_rare_name,
             owns_trigger=index.owns_trigger,
             beside_tags=tagged,

@@ -525,6 +525,12 @@ class SelectionIndex:
         whole = squash(text)
         return self._names_whole(whole) or whole in self._inner_titles or whole in self._numbered_titles
 
+    def spells_title(self, text: str) -> bool:
+        """Is ``text`` a title some card gives, written out or by the acronym a card writes ("tomo-chan is a girl",
+        "dead or alive" of "DOA - Ayane")?"""
+        said = [w for w in words(text) if w.isascii()]
+        return self.spells_name(text) or (titles.of_words(said) or "-") in self._acronyms
+
     def spells_rare_name(self, text: str) -> bool:
         """Does ``text`` spell a model's whole name, a title inside it written as one word ("apocalypseengine" of
         "[MrOreos] ApocalypseEngine") or a one-word title beside others ("ghostdom") with a word few cards have

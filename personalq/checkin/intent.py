@@ -122,8 +122,11 @@ _ORDINAL_VERSION = re.compile(
 _LATEST_VERSION = re.compile(
     r"\b(?:the\s+)?(?:latest|newest|last|most recent|highest)\s+(?:version|iteration|release|build)\b", re.I
 )
+# "whichever of her loras is newer": the whole clause picks the version
+_WHICHEVER = r"\bwhichever(?:\s+of\s+(?:her|his|its|their|the|my|your)\s+\w+)?\s+(?:one\s+)?(?:is|was)\s+(?:the\s+)?"
 _NEWEST = re.compile(
-    r"\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|freshest|new)\b"
+    _WHICHEVER + r"(?:newer|newest|latest|more\s+recent)\b"
+    r"|\b(?:most\s+)?(?:latest|newest|newer|later|recent(?:ly)?(?:\s+(?:created|made|trained|uploaded|added))?|freshest|new)\b"
     r"|最新|一番新しい|新しい方|новейш\w*|последн\w*|самая новая|самую новую"
     # Spanish, French, Portuguese, Italian, German, Indonesian
     r"|\b(?:más|mais|più|plus)\s+(?:reciente|recente|récente|nuev[oa]|nov[oa]|nuov[oa])\b|\bderni[eè]re?\b|\búltim[oa]\b"
@@ -131,7 +134,8 @@ _NEWEST = re.compile(
     re.I,
 )
 _OLDEST = re.compile(
-    r"\b(?:oldest|older|earlier|earliest|very first|first)\b"
+    _WHICHEVER + r"(?:older|oldest|earlier)\b"
+    r"|\b(?:oldest|older|earlier|earliest|very first|first)\b"
     r"|\bold(?=\s+(?:ones?|versions?|v\d[\w.]*)\b)"  # "the old v1", "the old one"; not "an old man"
     r"|最早|最初|一番古い|古い方|古いほう|самая старая|перв\w*"
     r"|\b(?:primera|première|premier|primeira|erste\w*|pertama|ältere\w*|älteste\w*)\b"

@@ -697,7 +697,8 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
     of the scene in one's tags scores one higher. The naming words are the phrase that names the model, else the
     words the request opens with: the namesake says them in one of its names as written ("Colorful Flat Illustration
     mix" is no "colorful mix"), and has any other word the leader is called by ("rin tohsaka in the kaleido ruby
-    outfit"); a series said must be its series too."""
+    outfit"); a series said must be its series too, and then a part of the name is enough for a model called by
+    nothing else ("mikan" of "mikan yuuki from to love-ru")."""
     if len({r.card.family or r.card.id for r in pool}) != 1:
         return []
     leader = pool[0]
@@ -714,19 +715,29 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
     if len(named) == 1 and is_english(named[0].forms[0]) and not series:
         return []  # one plain word ("chair") calls many things that are not one another's namesakes
     least = MIN_COVERAGE if reference.phrase else 0.0
-    return [
-        r
-        for r in candidates
-        if (r.card.family or r.card.id) != (leader.card.family or leader.card.id)
-        and named_at <= r.exact
-        and called <= r.matched
-        and r.coverage >= least
-        and (not series or r.matched & series)
-        and any(
-            _says_in_order(text, named) or _says_in_order(text, named[::-1])  # "Kinomoto Sakura": family name first
-            for text in _calling_texts(r.card, tagged=len(named) > 1)
-        )
-    ]
+    said = {form for word in reference.words for form in word.forms}
+    found = []
+    for r in candidates:
+        if (r.card.family or r.card.id) == (leader.card.family or leader.card.id) or r.coverage < least:
+            continue
+        if not called <= r.matched or (series and not r.matched & series):
+            continue
+        has = named if named_at <= r.exact else []
+        if not has and series and named_at & r.exact:
+            # "mikan(To Love Ru)" of "mikan yuuki from to love-ru": the series' model called by a part of the name,
+            # and by nothing the request does not say
+            own = [  # in Latin letters: "mikan / みかん" beside it is the same name in kana
+                w
+                for w in words_in(_BRACKETED.sub(" ", model_name(r.card)))
+                if w.isascii() and w not in STOPWORDS | KIND_WORDS
+            ]
+            has = [reference.words[k] for k in sorted(named_at & r.exact)] if own and set(own) <= said else []
+        if has and any(
+            _says_in_order(text, has) or _says_in_order(text, has[::-1])  # "Kinomoto Sakura": family name first
+            for text in _calling_texts(r.card, tagged=len(has) > 1)
+        ):
+            found.append(r)
+    return found
 
 
 _BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")
@@ -735,11 +746,23 @@ _BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")
 def _calling_texts(card: StoredCheckpoint, tagged: bool = False) -> list[str]:
     """What a model is called by: the titles of its name outside brackets (a bracket often says its series, "SXZ
     Goblins [ Warcraft ]" is not called "Warcraft"), its version label, the trained words of a model that is not a
-    style (see :func:`_one_title_has`) and, when ``tagged``, the tags of a character model (a pack's tags name its
+    style (see :func:`_one_title_has`; of a character's, those that say a name, the others being its outfit) and,
+    when ``tagged``, the tags of a character model (a pack's tags name its
     characters, "erza scarlet"; a tag of one word is as often its series)."""
     texts = [*titles.segments(_BRACKETED.sub(" | ", model_name(card))), str(card.version or "")]
     if not is_style(card):  # of a tag list its identity tag: "sleeves rolled up" in Ranma's outfit tags is no name
-        texts += card.prompt_triggers
+        trained = card.prompt_triggers
+        if is_character(card) and len(trained) > 1:  # "nijou aki", then her outfit: "labcoat", "open coat"
+            name = field_tokens(model_name(card))
+            trained = (
+                [
+                    t
+                    for t in trained
+                    if field_tokens(t) & name or any(map(_a_name, words_in(t)))  # "daidouji_tomoyo"
+                ]
+                or trained[:1]
+            )
+        texts += trained
     if tagged and is_character(card):
         texts += card.tags
     return texts

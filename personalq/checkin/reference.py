@@ -23,7 +23,7 @@ from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
 from personalq.checkin.roles import is_character, is_style
-from personalq.checkin.tokens import COMMON_ZIPF, is_coined, is_english, is_unspaced, spans, squash
+from personalq.checkin.tokens import COMMON_ZIPF, fold, is_coined, is_english, is_unspaced, spans, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -74,6 +74,9 @@ _PHRASE_STOPS = (
     | {""}
     | _DEMONSTRATIVES
 )  # "": an action verb
+TITLE_WORDS_ON = 4  # the most words a series' title runs on past a word that would open the scene ("is a girl")
+# a kind word that points back at who the request named: "misuzu ..., whichever of her loras is newer"
+_ANAPHORIC_KIND = re.compile(r"(?i)\b(?:her|his|its|their)\s+(?:lora|loras|models?|embeddings?|versions?|ones)\b")
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
 _DESCRIBING = frozenset("that which for with of called named".split())
 # what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
@@ -207,7 +210,7 @@ class Reference:
 
     words: list[QueryWord] = field(default_factory=list)
     phrase: set[int] = field(default_factory=set)
-    names_nothing: bool = False  # a kind word with no name before it: "the lora I got last week"
+    names_nothing: bool = False  # a kind word with no name before it or anywhere: "the lora I got last week"
     spans: list[tuple[int, int]] = field(default_factory=list)  # character span of each word
     phrase_spans: list[tuple[int, int]] = field(default_factory=list)  # the kind and naming words around the phrases
     clauses: list[int] = field(default_factory=list)  # the clause (between commas, dashes, ...) of each word
@@ -305,6 +308,7 @@ def read_reference(
     only_creators: Callable[[str], bool] = lambda word: False,
     strengths: list[tuple[int, int]] = (),
     spells: Callable[[str], bool] = lambda text: False,
+    spells_title: Callable[[str], bool] = lambda text: False,
     spells_rare: Callable[[str], bool] = lambda text: False,
     owns_trigger: Callable[[str], bool] = lambda text: False,
     beside_tags: bool = False,
@@ -320,7 +324,8 @@ def read_reference(
     ``files``
     are the spans that write a file's trigger word or version label whole ("wcat8-v1-2000"); ``strengths`` those that
     say how strongly to apply a model ("at 60 percent"), which makes the words before them a model's name; ``spells``
-    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"), ``spells_rare``
+    says whether a text spells some model's whole name ("the pink nurse uniform" after "wearing"), ``spells_title``
+    a title some card gives, as written or by its acronym ("from dead or alive" of "DOA"), ``spells_rare``
     one with a word few cards have ("with glasstech world morph", not "with butterfly wings"); ``owns_trigger``
     whether a text is a trained word of one model alone ("ddbitlip"); ``beside_tags`` when the request named a model
     by a WebUI tag too."""
@@ -408,6 +413,8 @@ def read_reference(
             and not (k > j + 1 and _opens_scene(lowered[k], lowered[k + 1] if k + 1 < len(runs) else ""))
         ):
             k += 1
+        if k > j + 1:  # a title holds scene words too: "from dead or alive", "from tomo-chan is a girl"
+            k = _title_run(text, runs, list(range(j + 1, k)), boundary_between, spells_title)[-1] + 1
         if k > j + 1:
             markers.update(range(j, k))
 
@@ -543,7 +550,9 @@ def read_reference(
         phrase -= set(range(asking))
     phrase -= makers  # a maker is a constraint, not words of the name to find
 
-    head_runs, series_runs = (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names)
+    head_runs, series_runs = (
+        (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names, spells_title=spells_title)
+    )
     while series_runs and lowered[max(series_runs)] in _SIGN_OFF:  # "someone from urusei yatsura pls, ..."
         series_runs.discard(max(series_runs))
     style_phrases = [span for span in styles if " " in text[span[0] : span[1]].strip()]
@@ -624,7 +633,7 @@ def read_reference(
     return Reference(
         words,
         positions,
-        kinds > 0 and not phrase,
+        kinds > 0 and not phrase and not (head and _ANAPHORIC_KIND.search(text)),
         word_spans,
         phrase_spans,
         clauses,
@@ -1130,10 +1139,11 @@ def _head(
     boundary_between: Callable[[int, int], bool],
     names: Callable[[str], bool] = lambda word: False,
     start: int = 0,
+    spells_title: Callable[[str], bool] = lambda text: False,
 ) -> tuple[set[int], set[int]]:
     """The runs of the noun phrase a request opens with (at run ``start``), up to where the scene begins, and those
     of the series after "from" ("ryo yamada from bocchi the rock playing bass on stage": "ryo yamada", "bocchi the
-    rock")."""
+    rock"; "ayane from dead or alive", a title ``spells_title`` knows, runs on over "or")."""
 
     def run_until_scene(start: int, title: bool = False) -> list[int]:
         """The runs from ``start`` to where the scene opens; a ``title``'s first word opens nothing ("from breaking
@@ -1199,12 +1209,30 @@ def _head(
             if taken[-1] < len(runs) and names("".join(lowered[j] for j in taken)):
                 series = taken
                 break
+        series = _title_run(text, runs, series, boundary_between, spells_title) if series else series
     if owner and head and lowered[head[-1]] in ROLE_NOUNS:
         # "megumin's little sister", "kim possible's green villain lady": someone of the owner's story
         series = sorted(set(series) | {j for j in owner if lowered[j] not in _PHRASE_STOPS})
     if not series and all(lowered[j] in ANYONE for j in head):
         return set(), set()  # "something that paints like frazetta": anyone from nowhere names no one
     return set(head), set(series)
+
+
+def _title_run(
+    text: str, runs: list, taken: list[int], boundary_between: Callable[[int, int], bool], spells_title: Callable
+) -> list[int]:
+    """The runs ``taken`` of a series, run on over a little word that would open a scene ("or", "is", "of") when the
+    longer run spells a title (``spells_title``) in one clause: "dead" of "from dead or alive", "tomo-chan" of
+    "tomo-chan is a girl"; not over what the scene does ("dr slump → running" is no "DSR")."""
+    start, stop = taken[0], taken[-1] + 1
+    if stop >= len(runs) or fold(text[runs[stop][0] : runs[stop][1]]) not in SCENE_OPENERS:
+        return taken
+    for end in range(min(len(runs), stop + TITLE_WORDS_ON), stop, -1):
+        if not any(boundary_between(i, i + 1) for i in range(stop - 1, end - 1)) and spells_title(
+            text[runs[start][0] : runs[end - 1][1]]
+        ):
+            return list(range(start, end))
+    return taken
 
 
 def _ends_in_anyone(taken: list[int], lowered: list[str]) -> bool:

@@ -103,12 +103,19 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
             ascii_ = anyascii(whole).casefold()
             found.append(ascii_)
+            long_vowels = whole.translate(_LONG_VOWELS)  # "sōichirō" is also written "souichirou"
+            if long_vowels != whole and long_vowels.isascii():
+                found.append(long_vowels)
             # a name spelt in Cyrillic from English sound ("Джинкс"): "dzh" was a "j", "ks" an "x"
             english = ascii_.replace("dzh", "j").replace("ks", "x")
             if english != ascii_:
                 found.append(english)
         out.append((match.start(), match.end(), found))
     return out
+
+
+# a Japanese long vowel as the romanizations without macrons write it ("Sōichirō", "Souichirou")
+_LONG_VOWELS = str.maketrans({"ō": "ou", "ô": "ou", "ū": "uu", "û": "uu"})
 
 
 def _file_pieces(word: str) -> list[str]:
