@@ -385,6 +385,8 @@ def test_a_rare_whole_name_that_ends_a_clause_is_a_model_wherever_it_stands(sett
         dict(card_id="meg", name="Meg Quillon", tags=["character"], triggers=["megquillon"]),
         dict(card_id="glass", name="Broken Glass", tags=["style"], triggers=["brokenglass"]),
         dict(card_id="fingers", name="Index Fingers Together | Pose", tags=["pose"], triggers=["index fingers"]),
+        dict(card_id="runes", name="Glowing Runes", tags=["style"], triggers=["glowing runes"]),
+        dict(card_id="inkgerm", name="Inkgerm style Lora", tags=["style"], triggers=["inkgerm"]),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
@@ -403,6 +405,10 @@ def test_a_rare_whole_name_that_ends_a_clause_is_a_model_wherever_it_stands(sett
     assert chosen_ids(checkin, "meg quillon standing in a broken glass maze", NOW) == ["meg"]
     result = checkin.ask("pose lora where the character pokes her index fingers together - shy girl blushing", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["fingers"]
+    # after "with", what the picture's subject has, in English words however rare ("runes")
+    result = checkin.ask("inkgerm style. portrait of a sorceress with glowing runes", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["inkgerm"]
+    assert result.prompt == "inkgerm. portrait of a sorceress with glowing runes"
 
 
 def test_a_title_after_a_slash_is_said_as_a_name(settings, tmp_path):

@@ -165,3 +165,27 @@ def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, t
     ]
     result = checkin.ask("tomiko daido filming with a camcorder at a school sports day", NOW)
     assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["sakra", "tomo"]
+
+
+def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(settings, tmp_path):
+    """ "the third xingqiu upload" of v0.18, v1.0 and v2.0: no label says 3, so the third by date; "the second
+    version" still means the label that says 2 where one does."""
+    cards = [
+        dict(
+            card_id=f"xq-{v}",
+            name="Xinglu | Jade Realm",
+            family="xinglu",
+            version=v,
+            created_at=f"2025-0{n}-01",
+            tags=["character"],
+            triggers=["xinglu"],
+        )
+        for n, v in ((1, "v0.18"), (2, "v1.0"), (3, "v2.0"))
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("the third xinglu upload, reading a martial arts novel under a willow", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["xq-v2.0"]
+    assert result.prompt == "xinglu, reading a martial arts novel under a willow"
+    assert chosen_ids(checkin, "xinglu, the second version, reading a novel", NOW) == ["xq-v2.0"]
+    assert chosen_ids(checkin, "xinglu, the first version, reading a novel", NOW) == ["xq-v1.0"]

@@ -136,6 +136,18 @@ def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") ->
     return False
 
 
+def _nth_versions(cards: list[StoredCheckpoint], n: int) -> set[str]:
+    """The ids of each model's ``n``-th version by date among ``cards`` (where it has that many)."""
+    families: dict[str, list[StoredCheckpoint]] = defaultdict(list)
+    for card in cards:
+        families[card.family or card.id].append(card)
+    return {
+        sorted(versions, key=lambda c: (c.created_at, c.id))[n - 1].id
+        for versions in families.values()
+        if 0 < n <= len(versions)
+    }
+
+
 def _says_without(card: StoredCheckpoint, word: str) -> bool:
     """Does the card's name, label or trigger say it is without ``word`` ("Elaina [No Hat]", "no-hat", "hatless"):
     then "the one without the hat" is that one, not one it rules out?"""
@@ -210,6 +222,10 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         if not labelled and not re.search(r"(?i)v\s*\d", spoken) and any(for_base) and not all(for_base):
             # "the 1.5 one" of "Winter Style" and "Winter Style SD 2.1": no label has it, a base model does
             steps.append((f"none of them is for {base}", lambda c: c.base_model == base))
+        elif intent.version_ordinal and not labelled:
+            # "the third xingqiu upload" of v0.18, v1.0 and v2.0: the third of its model's versions by date
+            nth = _nth_versions(cards, intent.version_parts[0])
+            steps.append((f"none of them has a version {label}", lambda c: c.id in nth))
         else:
             steps.append(
                 (

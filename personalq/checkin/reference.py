@@ -933,6 +933,7 @@ _SET_APART = _SETTINGS | KIND_WORDS | {"concept"}
 _AS = frozenset("as als como comme come the de di en".split())
 
 
+RARE_ENGLISH_ZIPF = 2.5  # an English word, however rare ("runes"); a made-up one is rarer ("claymation")
 LONE_WORD_LETTERS = 4  # a made-up word this long that spells a model's name is that name wherever it stands
 
 
@@ -1062,6 +1063,9 @@ def _rare_names_inside(
         # after "a", only a name of two words or more with one English does not have ("in a zhongguo jacket", not "a
         # night market" nor "an alleyway")
         if lowered[i - 1] in _INDEFINITE and (len(group) < 2 or all(is_english(lowered[k]) for k in group)):
+            return None
+        # after "with", what a picture's subject has, in any English word ("a sorceress with glowing runes")
+        if lowered[i - 1] in _WITH and all(is_english(lowered[k], RARE_ENGLISH_ZIPF) for k in group):
             return None
         return group
 
