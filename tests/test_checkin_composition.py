@@ -777,3 +777,29 @@ def test_a_webui_tags_name_picks_the_model_it_names_whole(settings, tmp_path):
 
     result = checkin.ask("<lora:kestrel_vane:0.7> <lora:Pop_-_Style:0.5> at the school gate, waving shyly", NOW)
     assert sorted(_set(result)) == [("kestrel", 0.7), ("pop", 0.5)]
+
+
+def test_a_creator_said_goes_with_the_name_beside_it(settings, tmp_path):
+    """ "laira_slime_200 wearing zhuymx's lolita gown lora": zhuymx made the gown, not Laira, whose trained word the
+    request opens with; the phrase before "lora" starts at its owner. "tmpx_xmas ..., ntcx's angry lora": the same
+    with the creator's model second."""
+    cards = [
+        dict(card_id="laira", name="Laira (Slime 200)", tags=["character"], triggers=["laira_slime_200"]),
+        dict(card_id="gown", name="Lolita Gown", creator="zhuymx", tags=["clothing"], triggers=["lolitagown"]),
+        dict(card_id="gown-b", name="Lolita Gown Set", creator="maru", tags=["clothing"], triggers=["lgset"]),
+        dict(
+            card_id="tmpx",
+            name="TMPX-4in1(girls_frontline)",
+            creator="alicef",
+            tags=["character"],
+            triggers=["tmpx_standard", "tmpx_school", "tmpx_xmas"],
+        ),
+        dict(card_id="angry", name="angry - trained without data", creator="ntcx", tags=["concept"]),
+        dict(card_id="angry-b", name="Angry Face", creator="pix", tags=["concept"], triggers=["angryface"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("laira_slime_200 wearing zhuymx's lolita gown lora at a garden tea party", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["gown", "laira"]
+    result = checkin.ask("tmpx_xmas stomping through the snow with a wrapped gift, ntcx's angry lora", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["angry", "tmpx"]

@@ -115,10 +115,21 @@ def _part_reference(reference: Reference, words: set[int], groups: list[set[int]
     """The request read for one part: its words are the name, the scene's words still weigh as content, and the
     other parts' words count for nothing (they are evidence for other models)."""
     others = set().union(*groups) - words
-    part = reference.with_phrase(words)
+    part = replace(reference.with_phrase(words), makers=_makers_of(reference, words, groups))
     if reference.described and words <= reference.phrase:  # "the lora that swaps the lower jaw ...": described
         part = replace(part, described=True)
     return replace(part, words=[replace(w, weight=0.0) if k in others else w for k, w in enumerate(part.words)])
+
+
+def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) -> list:
+    """The creators said of the part named by ``words``: each maker goes with the name nearest it ("laika_slime_300
+    wearing zhuym's lolita dress lora": zhuym made the dress, not Laika)."""
+
+    def distance(maker_at: int, group: set[int]) -> int:
+        at = [reference.words[k].position for k in group]
+        return 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
+
+    return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
 
 
 def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:

@@ -479,6 +479,8 @@ def read_reference(
                 phrase.add(j)
                 markers.add(i)
                 j -= 1
+                if _possessive(text, runs[j + 1]):
+                    break  # "laika_slime_300 wearing zhuym's lolita dress lora": the owner opens the name
             if j >= 0 and j + 1 < i and lowered[j] in _DETERMINERS and not boundary_between(j, j + 1):
                 markers.add(j)
                 if j >= 1 and lowered[j - 1] in _NAMING | _WITH and not boundary_between(j - 1, j):
