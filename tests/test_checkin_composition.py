@@ -803,3 +803,21 @@ def test_a_creator_said_goes_with_the_name_beside_it(settings, tmp_path):
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["gown", "laira"]
     result = checkin.ask("tmpx_xmas stomping through the snow with a wrapped gift, ntcx's angry lora", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["angry", "tmpx"]
+
+
+def test_a_request_may_open_with_a_trained_word_and_name_a_file_by_its_name(settings, tmp_path):
+    """ "yingxbody portrait by a window, add the shiitake-eye lora": the coined word it opens with is one model's
+    trained word alone, so that model is the subject; "the fixhandx2lora" is the card named after its file
+    "fixHandX2lora.safetensors"."""
+    cards = [
+        dict(card_id="ying", name="瀛， yingx", tags=["character"], triggers=["yingxhead", "yingxbody"]),
+        dict(card_id="eye", name="shiitake-eye", tags=["concept"], triggers=["shiitake eyes"]),
+        dict(card_id="lilia", name="丫丫 Liliax", tags=["character"], triggers=["liliax"]),
+        dict(card_id="hand", name="fixHandX2lora.safetensors", tags=["concept"], triggers=["fixhands"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("yingxbody portrait by a window, add the shiitake-eye lora", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["eye", "ying"]
+    result = checkin.ask("liliax holding a bouquet, and the fixhandx2lora so the fingers come out right", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["hand", "lilia"]

@@ -168,8 +168,8 @@ def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, t
 
 
 def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(settings, tmp_path):
-    """ "the third xingqiu upload" of v0.18, v1.0 and v2.0: no label says 3, so the third by date; "the second
-    version" still means the label that says 2 where one does."""
+    """ "the third xinglu upload" of v0.18, v1.0 and v2.0: no label says 3, so the third by date; "the second
+    version" still means the label that says 2 where one does, and "the first upload" the first by date."""
     cards = [
         dict(
             card_id=f"xq-{v}",
@@ -189,3 +189,7 @@ def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(setting
     assert result.prompt == "xinglu, reading a martial arts novel under a willow"
     assert chosen_ids(checkin, "xinglu, the second version, reading a novel", NOW) == ["xq-v2.0"]
     assert chosen_ids(checkin, "xinglu, the first version, reading a novel", NOW) == ["xq-v1.0"]
+    # an upload is counted by date whatever the labels say
+    result = checkin.ask("a boy reading by the river. use the first upload of the xinglu lora", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["xq-v0.18"]
+    assert result.prompt == "a boy reading by the river. xinglu"

@@ -186,7 +186,8 @@ def _named_opening(
     each rare among cards and no English word ("kanbe kotori asleep": Kanbe Kotori, and "asleep" is the picture's),
     or any run of two or more near their start spelling a model's whole name or title, or the first word alone
     spelling one, the rest the picture or the asking in any language ("haru urara juichend bij de finish", "kannst
-    du saten ruiko zeichnen", "tomcat persiguiendo un ovillo"); with their ranking, longest first, or None."""
+    du saten ruiko zeichnen", "tomcat persiguiendo un ovillo"), or a trained word of one model alone; with their
+    ranking, longest first, or None."""
     ordered = sorted(words)
     index = cache.index()
     runs = [
@@ -205,8 +206,9 @@ def _named_opening(
         )
         # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
         text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
-        if len(kept) == 1:
-            spelled = start == 0 and index.spells_rare_name(text) and _opens_alone(reference, ordered, text)
+        if len(kept) == 1:  # a name, or the trained word of one model alone ("yingbody portrait by a window")
+            alone = index.spells_rare_name(text) or (index.owns_trigger(text) and is_coined(squash(text)))
+            spelled = start == 0 and alone and _opens_alone(reference, ordered, text)
         else:
             spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):

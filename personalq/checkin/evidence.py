@@ -70,6 +70,7 @@ PART_SHARE = 0.5
 # the title a name ends with right after its number in a series ("XSarchitectural-21Futuretechnologycity",
 # "XSArchi_108Siza", "XSarchitectural-6Modern small building"; not "Hair Ornament 3 Red Ribbon")
 _NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
+_FILE_EXTENSION = re.compile(r"(?i)\.(?:safetensors|ckpt|pt|pth|bin)$")
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])")  # where a word written in CamelCase begins the next one
 # a version mark a name ends with besides its label: "TwelveDolllikeness_V1", "Asuka-v2"
@@ -84,11 +85,12 @@ def _version_text(card: StoredCheckpoint) -> str:
 
 def model_name(card: StoredCheckpoint) -> str:
     """The name without a trailing version label or mark ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of
-    version "2.0" -> "Gold Ship", "TwelveDolllikeness_V1 v1.0" -> "TwelveDolllikeness")."""
+    version "2.0" -> "Gold Ship", "TwelveDolllikeness_V1 v1.0" -> "TwelveDolllikeness") or file extension."""
     name, version = card.name, _version_text(card).strip()
     if version and len(name) > len(version) and name.lower().endswith(version.lower()):
         name = _LABEL_MARK.sub("", name[: -len(version)].rstrip(" -_:([")).rstrip(" -_:([")
     name = _TRAILING_VERSION.sub("", name)  # "TwelveDolllikeness_V1" of version "v1.0"
+    name = _FILE_EXTENSION.sub("", name)  # a card named after its file: "fixHand2lora.safetensors"
     return name or card.name
 
 

@@ -114,9 +114,10 @@ def says_base(text: str) -> bool:
 
 
 _ORDINAL_VERSION = re.compile(
-    r"\b(?:the\s+|la\s+|die\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+"
-    r"(?:[^\W\d_]+\s+)?"  # the model's name may stand between: "the third xingqiu upload"
+    r"(?P<lead>\b(?:the\s+|la\s+|die\s+)?(?:very\s+)?(?P<o>" + "|".join(_ORDINALS) + r")\s+)"
+    r"(?P<name>[^\W\d_]+\s+)?"  # the model's name may stand between: "the third xingqiu upload"
     r"(?P<noun>version|iteration|release|build|upload|versi[oó]n[e]?|vers[ãa]o|верси[яиюей])(?!\w)"
+    r"(?:\s+of(?:\s+(?:the|my|her|his|their))?(?=\s))?"  # "the first upload of the shuten douji lora"
     r"|\bversi\s+(?P<o2>" + "|".join(_ORDINALS) + r")\b",
     re.I,
 )
@@ -266,7 +267,8 @@ class Intent:
     used_order: bool = False  # "the one I used last"
     version: float | None = None
     version_parts: tuple[int, ...] = ()
-    version_ordinal: bool = False  # said as "the third version": where no label numbers it, the third by date
+    # said as "the third version": where no label numbers it, the third by date; "the third upload": by date always
+    version_ordinal: Literal["label", "upload"] | None = None
     version_qualifiers: list[str] = field(default_factory=list)
     version_order: Order | None = None  # "latest version", "first version"
     version_words: frozenset[str] = frozenset()  # words said of a version: "the wood carving version"
@@ -448,12 +450,16 @@ def _read_versions(intent: Intent) -> None:
                 break
     if (m := _ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[(m.group("o") or m.group("o2")).lower()])
-        intent.version_parts, intent.version_ordinal = (int(intent.version),), True
-        spans.extend(m.span(g) for g in ("o", "noun", "o2") if m.span(g) != (-1, -1))  # not the name between
+        intent.version_parts = (int(intent.version),)
+        intent.version_ordinal = "upload" if (m.group("noun") or "").lower() == "upload" else "label"
+        if m.group("name"):  # the name between is the model's, not talk of which version
+            spans.extend([(m.start(), m.end("lead")), (m.start("noun"), m.end())])
+        else:
+            spans.append(m.span())
     elif (m := _CJK_ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
         n = m.group("n")
         intent.version = float(_CJK_NUMBERS.get(n) or int(n))
-        intent.version_parts, intent.version_ordinal = (int(intent.version),), True
+        intent.version_parts, intent.version_ordinal = (int(intent.version),), "label"
         spans.append(m.span())
     if (m := _LATEST_VERSION.search(text)) and not overlaps(m.span(), spans):
         intent.version_order = "newest"

@@ -222,7 +222,7 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         if not labelled and not re.search(r"(?i)v\s*\d", spoken) and any(for_base) and not all(for_base):
             # "the 1.5 one" of "Winter Style" and "Winter Style SD 2.1": no label has it, a base model does
             steps.append((f"none of them is for {base}", lambda c: c.base_model == base))
-        elif intent.version_ordinal and not labelled:
+        elif intent.version_ordinal == "upload" or (intent.version_ordinal and not labelled):
             # "the third xingqiu upload" of v0.18, v1.0 and v2.0: the third of its model's versions by date
             nth = _nth_versions(cards, intent.version_parts[0])
             steps.append((f"none of them has a version {label}", lambda c: c.id in nth))
