@@ -821,3 +821,38 @@ def test_a_request_may_open_with_a_trained_word_and_name_a_file_by_its_name(sett
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["eye", "ying"]
     result = checkin.ask("liliax holding a bouquet, and the fixhandx2lora so the fingers come out right", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["hand", "lilia"]
+
+
+def test_each_part_takes_the_version_said_after_it(settings, tmp_path):
+    """ "arkx_mint v2.0 at 0.8, ..., bisonx v2 style at 60%": each part's own version, not a question about the
+    second, and neither in the prompt."""
+    cards = [
+        *(
+            dict(
+                card_id=f"mint-{v}",
+                name="Arkx Mint 薄绿",
+                family="mint",
+                version=v,
+                created_at=f"2025-0{n}-01",
+                tags=["character"],
+                triggers=["arkx_mint"],
+            )
+            for n, v in ((1, "v1.0"), (2, "v2.0"))
+        ),
+        *(
+            dict(
+                card_id=f"bison-{v}",
+                name="Bisonx/Bison倉鼠 style",
+                family="bison",
+                version=v,
+                created_at=f"2025-0{n}-01",
+                tags=["style"],
+            )
+            for n, v in ((1, "v1.0"), (2, "v2.0"))
+        ),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("arkx_mint v2.0 at 0.8, curled up on a windowsill with a cat, bisonx v2 style at 60%", NOW)
+    assert sorted(_set(result)) == [("bison-v2.0", 0.6), ("mint-v2.0", 0.8)]
+    assert result.prompt == "arkx_mint, curled up on a windowsill with a cat"

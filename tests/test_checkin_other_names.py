@@ -10,6 +10,7 @@ from factories import checkin_among_many, chosen_ids
 
 from personalq.checkin.aliases import description_aliases
 from personalq.checkin.titles import initials, may_be
+from personalq.checkin.tokens import words
 
 NOW = dt.datetime(2024, 3, 1, 12)
 
@@ -193,3 +194,48 @@ def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(setting
     result = checkin.ask("a boy reading by the river. use the first upload of the xinglu lora", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["xq-v0.18"]
     assert result.prompt == "a boy reading by the river. xinglu"
+
+
+def test_a_long_vowel_dropped_and_a_word_run_into_a_version_label(settings, tmp_path):
+    """ "kallen kozuki from code geese" is "Kouzuki Kallen" (a romanization that drops the long vowel); "the 3.0 DV
+    build" is the label "v3.0DV", not "v3.0", and "not the nsfw ones" rules out "v1.0nsfw mk2"."""
+    cards = [
+        dict(
+            card_id="kallen",
+            name="紅月カレン/Kouzuki Kallen Lora",
+            tags=["character", "kallen stadtfeld"],
+            triggers=["KallenCodeGeese"],
+        ),
+        dict(card_id="shirl", name="Shirla Fenet / Code Geese", tags=["character"], triggers=["shirla"]),
+        *(
+            dict(
+                card_id=f"milly-{v}",
+                name="Millu (ミリィ) Otherworld Adventure",
+                family="millu",
+                version=v,
+                created_at=f"2025-0{n}-01",
+                tags=["character"],
+                triggers=["millu"],
+            )
+            for n, v in ((1, "v3.0"), (2, "v3.0DV"))
+        ),
+        *(
+            dict(
+                card_id=f"aki-{n}",
+                name="akix99 - Artist Style",
+                family="akix",
+                version=v,
+                created_at=f"2025-0{n}-01",
+                tags=["style"],
+                triggers=["akix99"],
+            )
+            for n, v in ((1, "v1.0"), (2, "v1.0nsfw mk2"))
+        ),
+    ]
+    assert {"kozuki", "yuki"} <= set(words("Kouzuki Yuuki")) and "hose" not in words("house")
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "kallen kozuki from code geese on a rooftop at night", NOW) == ["kallen"]
+    assert chosen_ids(checkin, "millu, the 3.0 DV build — stirring a pot in a castle kitchen", NOW) == ["milly-v3.0DV"]
+    wanted = "akix99 artist style, just the plain v1.0 not the nsfw ones, a girl at a bus stop"
+    assert chosen_ids(checkin, wanted, NOW) == ["aki-1"]

@@ -261,6 +261,21 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
     )
 
 
+# what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora"
+_BEFORE_VERSION = re.compile(r"(?:\s*(?:style|lora|embedding|model)\b)*\s*", re.I)
+
+
+def _with_own_version(scoped: Intent, span: tuple[int, int]) -> Intent:
+    """A part's intent with the version said right after its name ("arknights_mint v2.0 at 0.8, ..., bisonham v2
+    style at 60%": each part its own), when there is one."""
+    after = _BEFORE_VERSION.match(scoped.text, span[1]).end()
+    for parts, (start, end) in scoped.version_marks:
+        if span[0] < start <= after:  # after the name, or read as a word of it ("bisonham v2 style")
+            version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
+            return replace(scoped, version=version, version_parts=parts, version_span=(start, end))
+    return scoped
+
+
 def _owner(intent: Intent, spans: list[tuple[int, int]]) -> int:
     """The part a version (or a base: "the sd2 papercut embedding") was said of: the one it stands in or after,
     nearest; the first part otherwise."""
@@ -456,7 +471,7 @@ def compose(
     weights = _strengths(intent, spans)
     parts: list[Part] = []
     for i, words in enumerate(groups):
-        scoped = _scoped(intent, i == owner)
+        scoped = _with_own_version(_scoped(intent, i == owner), spans[i]) if i != owner else intent
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
         marked = said and _called_a_model(intent.text, reference, words)

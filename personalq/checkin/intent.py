@@ -233,7 +233,7 @@ _CONTEXT = re.compile(
 # "the halloween version of"; the words stay evidence, the talk leaves the prompt
 _NOT_A_LABEL_WORD = r"(?!(?:a|an|in|on|at|with|of|and|to|for|from|by|is|it|my)\b)"
 _VERSION_TALK = re.compile(
-    rf"(?:\bthe\s+)?(?:{_NOT_A_LABEL_WORD}[^\W_][\w'-]*\s+){{0,2}}(?:version|edition|variant)s?"
+    rf"(?:\bthe\s+)?(?:{_NOT_A_LABEL_WORD}[^\W_][\w'-]*\s+){{0,2}}(?:version|edition|variant|build|upload)s?"
     r"(?:\s+(?:of|that\s+(?:has|have|does|is|can)|which\s+(?:has|is)|with))?\b"
     r"|\b(?:the\s+)?(?:version|edition|variant)\s+(?:that|which)\s+(?:has|have|does|is|can)\b"
     r"|\bthe\s+original\b(?=\s*(?:[,.;:!?]|$|,?\s+not\b))"
@@ -285,6 +285,9 @@ class Intent:
     talk_spans: list[tuple[int, int]] = field(default_factory=list)  # selection talk still read as evidence
     style_spans: list[tuple[int, int]] = field(default_factory=list)  # where the styles were named
     version_span: tuple[int, int] | None = None  # where a version number was named ("hanfu lora v3.0-ming")
+    # every version number said, with where ("mint v2.0 at 0.8, ..., bisonham v2 style"): each of a composition's
+    # parts takes the one said right after it
+    version_marks: list[tuple[tuple[int, ...], tuple[int, int]]] = field(default_factory=list)
     dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
     strengths: list[Strength] = field(default_factory=list)  # "at 0.6", "a little of": how strongly, where said
 
@@ -357,6 +360,7 @@ def _read_talk(intent: Intent) -> None:
     them out, though their words still say which checkpoint."""
     for pattern in (_VERSION_TALK, _NEGATIVE_TALK):
         intent.talk_spans.extend(m.span() for m in pattern.finditer(intent.text))
+    intent.talk_spans.extend(span for _, span in intent.version_marks[1:])  # the versions of a composition's parts
     intent.selection_spans.extend(m.span() for m in _COLLECTION_TALK.finditer(intent.text))
 
 
@@ -429,6 +433,11 @@ def _read_versions(intent: Intent) -> None:
     """The first version number ("v3.0-ming", "epoch 8"), an ordinal version ("the second version") and "the
     latest version"."""
     text, spans = intent.text, intent.selection_spans
+    intent.version_marks = [
+        (tuple(int(p) for p in (m.group("n") or m.group("n2")).split(".")), m.span())
+        for m in _VERSION.finditer(text)
+        if not overlaps(m.span(), spans)
+    ]
     for m in _VERSION.finditer(text):
         if overlaps(m.span(), spans):
             continue

@@ -152,7 +152,7 @@ _ROMANCE_OF = frozenset("de del du des di della dello do da".split())
 STOPWORDS = (
     frozenset(STOPWORDS_EN)
     | frozenset(
-        "one ones version versions use using want like need "
+        "one ones version versions build builds upload uploads use using want like need "
         "put add got get downloaded file files thing whatever whichever used made created trained uploaded tried ran "
         "over under across through around behind between inside outside near above below beside along toward towards "
         "onto upon against among beneath within from about after before during until while "

@@ -11,6 +11,7 @@ Each field also contributes its *squashed* form (letters and digits only), so "b
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ _POSSESSIVE = re.compile(r"['’]s$")
 # an article or preposition elided onto the next word in French and Italian ("l'embedding", "dell'acqua")
 _ELIDED = re.compile(r"^(?:l|d|dell|dall|nell|sull|all|un|qu)['’](?=[^\W\d_]{2})", re.I)
 # "decay768", "320meina", and a name run into its version ("meinav8", "realisticvisionv20")
+_LABEL_WORD = re.compile(r"^v?\d+(?:\.\d+)+([^\W\d_]{2,})$")  # a version label with a word run on
 _WORD_NUMBER = re.compile(r"^([^\W\d_]{3,}?)(v\d+)$|^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
 
 
@@ -98,8 +100,12 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
         for part in named:
             if m := _WORD_NUMBER.match(part):  # "decay768" -> "decay", "768"; "v2" stays whole
                 found.extend(g for g in m.groups() if g and g not in found)
+            if (m := _LABEL_WORD.match(part)) and m.group(1) not in found:  # "v3.0DV" -> "dv", "v1.0nsfw" -> "nsfw"
+                found.append(m.group(1))
             if part != whole or len(named) == 1:  # a file's pieces, from its parts when it has any
                 found.extend(p for p in _file_pieces(part) if p not in found)
+        if (short := _short_vowels(whole)) and short not in found:  # "kouzuki" is also written "kozuki"
+            found.append(short)
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
             ascii_ = anyascii(whole).casefold()
             found.append(ascii_)
@@ -116,6 +122,15 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
 
 # a Japanese long vowel as the romanizations without macrons write it ("Sōichirō", "Souichirou")
 _LONG_VOWELS = str.maketrans({"ō": "ou", "ô": "ou", "ū": "uu", "û": "uu"})
+
+
+@functools.lru_cache(maxsize=65536)
+def _short_vowels(word: str) -> str:
+    """A Japanese name's long vowels as the romanizations that drop them write it ("kouzuki" -> "kozuki", "yuuki" ->
+    "yuki"); "" for a word that has none, or for an English word ("house")."""
+    if not word.isascii() or not word.isalpha() or ("ou" not in word and "uu" not in word):
+        return ""
+    return "" if is_english(word) else word.replace("ou", "o").replace("uu", "u")
 
 
 def _file_pieces(word: str) -> list[str]:
