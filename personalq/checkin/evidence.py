@@ -28,7 +28,7 @@ from rapidfuzz import fuzz, process
 
 from personalq.checkin import titles
 from personalq.checkin.aliases import description_aliases
-from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, squash, words
+from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, short_vowels, squash, words
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.importers.civitai import CIVITAI_FAMILY
 from personalq.repository.weights_name import weights_name
@@ -53,6 +53,7 @@ FUZZY_SURE_RATIO = 84.0
 FUZZY_OTHER_START_RATIO = 90.0  # a near spelling that does not start with the same letter
 PREFIX_MIN_LENGTH = 4
 PREFIX_SIMILARITY = 0.75
+LONG_VOWEL_SIMILARITY = 0.75  # "kozuki" of "Kouzuki": the same name, yet one written as said counts more
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
 _ALIASES = re.compile(r"\s*/\s*")  # between the names a card gives one model in several languages
@@ -297,6 +298,11 @@ class SelectionIndex:
         self._acronyms, self._initials = self._titles_shortened(cards, self.family_of, families)
         self._initials_called = self._initials_called_by(per_card, self._initials)
         self.vocabulary = sorted(self.idf)
+        # a Japanese name's long vowels as the romanizations that drop them write it ("kozuki" of "Kouzuki")
+        self._long_vowelled: dict[str, list[str]] = defaultdict(list)
+        for token in self.vocabulary:
+            if short := short_vowels(token):
+                self._long_vowelled[short].append(token)
         self._by_length: dict[int, list[str]] = defaultdict(list)
         self._by_stem: dict[str, list[str]] = defaultdict(list)  # "dither" -> "dithering", "dithered"
         self._label_words = {token for card in cards for token in words(_version_text(card))}
@@ -473,6 +479,9 @@ class SelectionIndex:
                     len(token) == len(text) and same_start
                 ):
                     found.append((token, (ratio / 100.0) ** 2))
+        for token in self._long_vowelled.get(short_vowels(text) or text, ()):  # "kozuki" of "Kouzuki"
+            if token != text:
+                found.append((token, LONG_VOWEL_SIMILARITY))
         if (stem := _derived_from(text)) in self.idf:  # "taiwanese" of "Taiwan"
             found.append((stem, PREFIX_SIMILARITY))
         if prefix and len(text) >= PREFIX_MIN_LENGTH and not is_unspaced(text):

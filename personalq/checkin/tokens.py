@@ -104,8 +104,6 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
                 found.append(m.group(1))
             if part != whole or len(named) == 1:  # a file's pieces, from its parts when it has any
                 found.extend(p for p in _file_pieces(part) if p not in found)
-        if (short := _short_vowels(whole)) and short not in found:  # "kouzuki" is also written "kozuki"
-            found.append(short)
         if not whole.isascii():  # "NiΘ" answers to "nith", "Билибин" to "bilibin"
             ascii_ = anyascii(whole).casefold()
             found.append(ascii_)
@@ -125,7 +123,7 @@ _LONG_VOWELS = str.maketrans({"ō": "ou", "ô": "ou", "ū": "uu", "û": "uu"})
 
 
 @functools.lru_cache(maxsize=65536)
-def _short_vowels(word: str) -> str:
+def short_vowels(word: str) -> str:
     """A Japanese name's long vowels as the romanizations that drop them write it ("kouzuki" -> "kozuki", "yuuki" ->
     "yuki"); "" for a word that has none, or for an English word ("house")."""
     if not word.isascii() or not word.isalpha() or ("ou" not in word and "uu" not in word):
