@@ -36,6 +36,15 @@ def filler_cards(count: int = 110) -> list[dict]:
     ]
 
 
+def versions_by_date(family: str, labels: list[str], **fields) -> list[dict]:
+    """Cards of one model's versions, a month apart in the order given, each with the id "<family>-<label>"."""
+    return [
+        {"card_id": f"{family}-{label.replace(' ', '-')}", "family": family, "version": label}
+        | {"created_at": f"2025-{n:02d}-01", **fields}
+        for n, label in enumerate(labels, 1)
+    ]
+
+
 def checkin_among_many(settings, folder: Path, cards: list[dict]):
     """Check-in over ``cards`` (no tags, subjects, styles or triggers unless given) among :func:`filler_cards`."""
     from personalq.checkin.agent import CheckIn

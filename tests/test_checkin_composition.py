@@ -5,7 +5,7 @@ scene words never add a checkpoint; bases that cannot mix are refused with both 
 import datetime as dt
 
 import pytest
-from factories import checkin_among_many, chosen_ids, write_card
+from factories import checkin_among_many, chosen_ids, versions_by_date, write_card
 
 from personalq.checkin.agent import CheckIn, InvalidRequest
 from personalq.checkin.composition import marked_parts
@@ -827,29 +827,8 @@ def test_each_part_takes_the_version_said_after_it(settings, tmp_path):
     """ "arkx_mint v2.0 at 0.8, ..., bisonx v2 style at 60%": each part's own version, not a question about the
     second, and neither in the prompt."""
     cards = [
-        *(
-            dict(
-                card_id=f"mint-{v}",
-                name="Arkx Mint 薄绿",
-                family="mint",
-                version=v,
-                created_at=f"2025-0{n}-01",
-                tags=["character"],
-                triggers=["arkx_mint"],
-            )
-            for n, v in ((1, "v1.0"), (2, "v2.0"))
-        ),
-        *(
-            dict(
-                card_id=f"bison-{v}",
-                name="Bisonx/Bison倉鼠 style",
-                family="bison",
-                version=v,
-                created_at=f"2025-0{n}-01",
-                tags=["style"],
-            )
-            for n, v in ((1, "v1.0"), (2, "v2.0"))
-        ),
+        *versions_by_date("mint", ["v1.0", "v2.0"], name="Arkx Mint 薄绿", tags=["character"], triggers=["arkx_mint"]),
+        *versions_by_date("bison", ["v1.0", "v2.0"], name="Bisonx/Bison倉鼠 style", tags=["style"]),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 

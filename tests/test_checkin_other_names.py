@@ -6,7 +6,7 @@ the rule it pins."""
 
 import datetime as dt
 
-from factories import checkin_among_many, chosen_ids
+from factories import checkin_among_many, chosen_ids, versions_by_date
 
 from personalq.checkin.aliases import description_aliases
 from personalq.checkin.titles import initials, may_be
@@ -84,25 +84,20 @@ def test_a_version_ruled_out_as_its_label_writes_it_or_as_a_negation_describes_i
     cards = [
         dict(card_id="grin-a", name="Wolf Grin", family="grin-a", version="v1.0", tags=["concept"]),
         dict(card_id="grin-b", name="Wolf Grin", family="grin-b", version="V01", tags=["concept"]),
-        *(
-            dict(
-                card_id=f"pebble-{v}",
-                name="Pebble [Stone Hearts] Freefit LoRA",
-                family="pebble",
-                version=v.upper(),
-                created_at=f"2025-0{n}-01",
-                tags=["character"],
-                triggers=["pebble_main"],
-                description="Updated to my current standards. V1 is DEPRECATED. Use V2 instead.",
-            )
-            for n, v in ((1, "v1"), (5, "v2"))
+        *versions_by_date(
+            "pebble",
+            ["V1", "V2"],
+            name="Pebble [Stone Hearts] Freefit LoRA",
+            tags=["character"],
+            triggers=["pebble_main"],
+            description="Updated to my current standards. V1 is DEPRECATED. Use V2 instead.",
         ),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     assert chosen_ids(checkin, "wolf grin lora, the v1.0 not the V01, a noblewoman by candlelight", NOW) == ["grin-a"]
     wanted = "pebble stone hearts, not the deprecated v1. sitting on a rooftop"
-    assert chosen_ids(checkin, wanted, NOW) == ["pebble-v2"]
+    assert chosen_ids(checkin, wanted, NOW) == ["pebble-V2"]
 
 
 def test_a_series_title_runs_on_over_words_that_would_open_the_scene(settings, tmp_path):
@@ -115,17 +110,8 @@ def test_a_series_title_runs_on_over_words_that_would_open_the_scene(settings, t
         dict(card_id="rhea-mj", name="Rhea (Mahjong Club)", tags=["character"], triggers=["rheamj"]),
         dict(card_id="doa-kas", name="DOA - Kasane", tags=["character"], triggers=["kasane"]),
         dict(card_id="walking-dead", name="Clementine [The Walking Dead]", tags=["character"], triggers=["clem"]),
-        *(
-            dict(
-                card_id=f"misa-{v}",
-                name="Gundo Misa | Tomo-kun is a girl!",
-                family="misa",
-                version=v,
-                created_at=f"2025-0{n}-01",
-                tags=["character"],
-                triggers=["gundo_misa"],
-            )
-            for n, v in ((1, "v0.5"), (5, "v1.2"))
+        *versions_by_date(
+            "misa", ["v0.5", "v1.2"], name="Gundo Misa | Tomo-kun is a girl!", tags=["character"], triggers=["gundo"]
         ),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
@@ -135,7 +121,7 @@ def test_a_series_title_runs_on_over_words_that_would_open_the_scene(settings, t
     assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["ayane-a", "ayane-b"]
     result = checkin.ask("misa from tomo-kun is a girl, whichever of her loras is newer. reading a paperback", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["misa-v1.2"]
-    assert result.prompt == "gundo_misa. reading a paperback"
+    assert result.prompt == "gundo. reading a paperback"
 
 
 def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, tmp_path):
@@ -171,28 +157,19 @@ def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, t
 def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(settings, tmp_path):
     """ "the third xinglu upload" of v0.18, v1.0 and v2.0: no label says 3, so the third by date; "the second
     version" still means the label that says 2 where one does, and "the first upload" the first by date."""
-    cards = [
-        dict(
-            card_id=f"xq-{v}",
-            name="Xinglu | Jade Realm",
-            family="xinglu",
-            version=v,
-            created_at=f"2025-0{n}-01",
-            tags=["character"],
-            triggers=["xinglu"],
-        )
-        for n, v in ((1, "v0.18"), (2, "v1.0"), (3, "v2.0"))
-    ]
+    cards = versions_by_date(
+        "xinglu", ["v0.18", "v1.0", "v2.0"], name="Xinglu | Jade Realm", tags=["character"], triggers=["xinglu"]
+    )
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     result = checkin.ask("the third xinglu upload, reading a martial arts novel under a willow", NOW)
-    assert [c.checkpoint_id for c in result.checkpoints] == ["xq-v2.0"]
+    assert [c.checkpoint_id for c in result.checkpoints] == ["xinglu-v2.0"]
     assert result.prompt == "xinglu, reading a martial arts novel under a willow"
-    assert chosen_ids(checkin, "xinglu, the second version, reading a novel", NOW) == ["xq-v2.0"]
-    assert chosen_ids(checkin, "xinglu, the first version, reading a novel", NOW) == ["xq-v1.0"]
+    assert chosen_ids(checkin, "xinglu, the second version, reading a novel", NOW) == ["xinglu-v2.0"]
+    assert chosen_ids(checkin, "xinglu, the first version, reading a novel", NOW) == ["xinglu-v1.0"]
     # an upload is counted by date whatever the labels say
     result = checkin.ask("a boy reading by the river. use the first upload of the xinglu lora", NOW)
-    assert [c.checkpoint_id for c in result.checkpoints] == ["xq-v0.18"]
+    assert [c.checkpoint_id for c in result.checkpoints] == ["xinglu-v0.18"]
     assert result.prompt == "a boy reading by the river. xinglu"
 
 
@@ -207,35 +184,17 @@ def test_a_long_vowel_dropped_and_a_word_run_into_a_version_label(settings, tmp_
             triggers=["KallenCodeGeese"],
         ),
         dict(card_id="shirl", name="Shirla Fenet / Code Geese", tags=["character"], triggers=["shirla"]),
-        *(
-            dict(
-                card_id=f"milly-{v}",
-                name="Millu (ミリィ) Otherworld Adventure",
-                family="millu",
-                version=v,
-                created_at=f"2025-0{n}-01",
-                tags=["character"],
-                triggers=["millu"],
-            )
-            for n, v in ((1, "v3.0"), (2, "v3.0DV"))
+        *versions_by_date(
+            "millu", ["v3.0", "v3.0DV"], name="Millu (ミリィ) Otherworld", tags=["character"], triggers=["millu"]
         ),
-        *(
-            dict(
-                card_id=f"aki-{n}",
-                name="akix99 - Artist Style",
-                family="akix",
-                version=v,
-                created_at=f"2025-0{n}-01",
-                tags=["style"],
-                triggers=["akix99"],
-            )
-            for n, v in ((1, "v1.0"), (2, "v1.0nsfw mk2"))
+        *versions_by_date(
+            "akix", ["v1.0", "v1.0nsfw mk2"], name="akix99 - Artist Style", tags=["style"], triggers=["akix99"]
         ),
     ]
     assert (short_vowels("kouzuki"), short_vowels("yuuki"), short_vowels("house")) == ("kozuki", "yuki", "")
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     assert chosen_ids(checkin, "kallen kozuki from code geese on a rooftop at night", NOW) == ["kallen"]
-    assert chosen_ids(checkin, "millu, the 3.0 DV build — stirring a pot in a castle kitchen", NOW) == ["milly-v3.0DV"]
+    assert chosen_ids(checkin, "millu, the 3.0 DV build — stirring a pot in a castle kitchen", NOW) == ["millu-v3.0DV"]
     wanted = "akix99 artist style, just the plain v1.0 not the nsfw ones, a girl at a bus stop"
-    assert chosen_ids(checkin, wanted, NOW) == ["aki-1"]
+    assert chosen_ids(checkin, wanted, NOW) == ["akix-v1.0"]
