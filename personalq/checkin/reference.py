@@ -1227,7 +1227,7 @@ def _head(
 def _title_run(
     text: str, runs: list, taken: list[int], boundary_between: Callable[[int, int], bool], spells_title: Callable
 ) -> list[int]:
-    """The runs ``taken`` of a series, run on over a little word that would open a scene ("or", "is", "of") when the
+    """The runs ``taken`` of a series, run on over a little word that would open a scene ("or", "is", "and") when the
     longer run spells a title (``spells_title``) in one clause: "dead" of "from dead or alive", "tomo-chan" of
     "tomo-chan is a girl"; not over what the scene does ("dr slump → running" is no "DSR")."""
     start, stop = taken[0], taken[-1] + 1
