@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from personalq.checkin.evidence import card_fields, model_name, numbered_titles
-from personalq.checkin.intent import Intent
+from personalq.checkin.intent import Intent, version_number
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference
@@ -271,8 +271,7 @@ def _with_own_version(scoped: Intent, span: tuple[int, int]) -> Intent:
     after = _BEFORE_VERSION.match(scoped.text, span[1]).end()
     for parts, (start, end) in scoped.version_marks:
         if span[0] < start <= after:  # after the name, or read as a word of it ("bisonham v2 style")
-            version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
-            return replace(scoped, version=version, version_parts=parts, version_span=(start, end))
+            return replace(scoped, version=version_number(parts), version_parts=parts, version_span=(start, end))
     return scoped
 
 

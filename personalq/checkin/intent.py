@@ -429,6 +429,11 @@ def _read_times(intent: Intent) -> None:
         spans.append(_LAST_USED.search(text).span())
 
 
+def version_number(parts: tuple[int, ...]) -> float:
+    """A version's parts as one number: (2, 1) -> 2.1, (3,) -> 3.0."""
+    return float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
+
+
 def _read_versions(intent: Intent) -> None:
     """The first version number ("v3.0-ming", "epoch 8"), an ordinal version ("the second version") and "the
     latest version"."""
@@ -443,7 +448,7 @@ def _read_versions(intent: Intent) -> None:
             continue
         parts = tuple(int(p) for p in (m.group("n") or m.group("n2")).split("."))
         intent.version_parts = parts
-        intent.version = float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
+        intent.version = version_number(parts)
         intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual") or "") if q]
         spans.append(m.span())
         intent.version_span = m.span()

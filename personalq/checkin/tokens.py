@@ -187,4 +187,15 @@ def is_coined(word: str) -> bool:
     return all(zipf_frequency(word.lower(), lang) == 0 for lang in ("en", *REQUEST_LANGUAGES))
 
 
-__all__ = ["field_tokens", "fold", "is_coined", "is_english", "is_unspaced", "is_word", "spans", "squash", "words"]
+__all__ = [
+    "field_tokens",
+    "fold",
+    "is_coined",
+    "is_english",
+    "is_unspaced",
+    "is_word",
+    "short_vowels",
+    "spans",
+    "squash",
+    "words",
+]
