@@ -62,6 +62,11 @@ def chosen_ids(checkin, text: str, now: dt.datetime) -> list[str]:
     return sorted(c.checkpoint_id for c in checkin.ask(text, now).checkpoints)
 
 
+def option_ids(result) -> list[str]:
+    """The ids every option of a Check-in question offers, sorted."""
+    return sorted(i for option in result.options for i in option.checkpoint_ids)
+
+
 def write_kohya_lora(path: Path, output_name: str = "bear_v2", seed: int = 0, **extra_meta: str) -> Path:
     """A LoRA in kohya-ss key layout with the metadata kohya's train_network.py writes."""
     g = torch.Generator().manual_seed(seed)

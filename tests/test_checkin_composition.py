@@ -799,10 +799,10 @@ def test_a_creator_said_goes_with_the_name_beside_it(settings, tmp_path):
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    result = checkin.ask("laira_slime_200 wearing zhuymx's lolita gown lora at a garden tea party", NOW)
-    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["gown", "laira"]
-    result = checkin.ask("tmpx_xmas stomping through the snow with a wrapped gift, ntcx's angry lora", NOW)
-    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["angry", "tmpx"]
+    said = "laira_slime_200 wearing zhuymx's lolita gown lora at a garden tea party"
+    assert chosen_ids(checkin, said, NOW) == ["gown", "laira"]
+    said = "tmpx_xmas stomping through the snow with a wrapped gift, ntcx's angry lora"
+    assert chosen_ids(checkin, said, NOW) == ["angry", "tmpx"]
 
 
 def test_a_request_may_open_with_a_trained_word_and_name_a_file_by_its_name(settings, tmp_path):
@@ -817,10 +817,10 @@ def test_a_request_may_open_with_a_trained_word_and_name_a_file_by_its_name(sett
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
-    result = checkin.ask("yingxbody portrait by a window, add the shiitake-eye lora", NOW)
-    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["eye", "ying"]
-    result = checkin.ask("liliax holding a bouquet, and the fixhandx2lora so the fingers come out right", NOW)
-    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["hand", "lilia"]
+    said = "yingxbody portrait by a window, add the shiitake-eye lora"
+    assert chosen_ids(checkin, said, NOW) == ["eye", "ying"]
+    said = "liliax holding a bouquet, and the fixhandx2lora so the fingers come out right"
+    assert chosen_ids(checkin, said, NOW) == ["hand", "lilia"]
 
 
 def test_each_part_takes_the_version_said_after_it(settings, tmp_path):

@@ -5,7 +5,7 @@ the picture's set, as the WebUI applies it there. Every card and request here is
 
 import datetime as dt
 
-from factories import checkin_among_many, chosen_ids
+from factories import checkin_among_many, chosen_ids, option_ids
 
 NOW = dt.datetime(2024, 3, 1, 12)
 
@@ -44,11 +44,11 @@ def test_two_creators_models_of_one_character_both_fit(settings, tmp_path):
 
     result = checkin.ask("kaede from steel sonata kneeling in a tatami room", NOW)
     assert result.status == "clarify"
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["kaede-sr", "kaede-ss"]
+    assert option_ids(result) == ["kaede-sr", "kaede-ss"]
     result = checkin.ask("porta foundation employee in the white uniform in a lab", NOW)
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["porta-pk", "porta-staff"]
+    assert option_ids(result) == ["porta-pk", "porta-staff"]
     result = checkin.ask("nixa vell lora, meditating under a waterfall", NOW)
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["nixa", "tide-pack"]
+    assert option_ids(result) == ["nixa", "tide-pack"]
 
 
 def test_what_a_request_says_of_one_model_still_picks_it_over_its_namesakes(settings, tmp_path):
@@ -169,7 +169,7 @@ def test_a_namesake_by_part_of_the_name_from_the_said_series_or_in_another_roman
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
 
     result = checkin.ask("rinko yamada from moon harbor in an apron cooking dinner", NOW)
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["rinko-full", "rinko-short"]
+    assert option_ids(result) == ["rinko-full", "rinko-short"]
     assert chosen_ids(checkin, "yamada rinko cooking dinner", NOW) == ["rinko-full"]
     result = checkin.ask("takeda kouichirou style, a girl laughing at a sketchbook", NOW)
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["takeda-a", "takeda-b"]
+    assert option_ids(result) == ["takeda-a", "takeda-b"]

@@ -6,7 +6,7 @@ the rule it pins."""
 
 import datetime as dt
 
-from factories import checkin_among_many, chosen_ids, versions_by_date
+from factories import checkin_among_many, chosen_ids, option_ids, versions_by_date
 
 from personalq.checkin.aliases import description_aliases
 from personalq.checkin.titles import initials, may_be
@@ -118,7 +118,7 @@ def test_a_series_title_runs_on_over_words_that_would_open_the_scene(settings, t
 
     result = checkin.ask("rhea from dead or alive, kunai in hand on a moonlit rooftop", NOW)
     assert result.status == "clarify"
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["ayane-a", "ayane-b"]
+    assert option_ids(result) == ["ayane-a", "ayane-b"]
     result = checkin.ask("misa from tomo-kun is a girl, whichever of her loras is newer. reading a paperback", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["misa-v1.2"]
     assert result.prompt == "gundo. reading a paperback"
@@ -151,7 +151,7 @@ def test_a_characters_outfit_word_does_not_make_her_model_a_namesake(settings, t
         "open-coat"
     ]
     result = checkin.ask("tomiko daido filming with a camcorder at a school sports day", NOW)
-    assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["sakra", "tomo"]
+    assert option_ids(result) == ["sakra", "tomo"]
 
 
 def test_an_ordinal_no_label_numbers_is_the_version_of_that_rank_by_date(settings, tmp_path):
