@@ -438,21 +438,17 @@ def _read_versions(intent: Intent) -> None:
     """The first version number ("v3.0-ming", "epoch 8"), an ordinal version ("the second version") and "the
     latest version"."""
     text, spans = intent.text, intent.selection_spans
+    said = [m for m in _VERSION.finditer(text) if not overlaps(m.span(), spans)]
     intent.version_marks = [
-        (tuple(int(p) for p in (m.group("n") or m.group("n2")).split(".")), m.span())
-        for m in _VERSION.finditer(text)
-        if not overlaps(m.span(), spans)
+        (tuple(int(p) for p in (m.group("n") or m.group("n2")).split(".")), m.span()) for m in said
     ]
-    for m in _VERSION.finditer(text):
-        if overlaps(m.span(), spans):
-            continue
-        parts = tuple(int(p) for p in (m.group("n") or m.group("n2")).split("."))
+    if said:
+        m, (parts, _) = said[0], intent.version_marks[0]
         intent.version_parts = parts
         intent.version = version_number(parts)
         intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual") or "") if q]
         spans.append(m.span())
         intent.version_span = m.span()
-        break
     else:
         for m in _DECIMAL_VERSION.finditer(text):
             if m.group("pre").lower() not in _NOT_A_NAME and not overlaps(m.span("n"), spans):

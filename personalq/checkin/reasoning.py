@@ -654,7 +654,9 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
     own = [w for w in words_in(_BRACKETED.sub(" ", model_name(card))) if _a_name(w)]
     called = own + words_in(card.creator or "")
     names = [k for k in names if not _near_any(reference.words[k].forms[0], called)]
-    names = [k for k in names if reference.words[k].forms[0] not in _shortened_titles(card)]  # "izuna from ngnl"
+    if names:  # a title it goes by in initials is its name too: "izuna from ngnl"
+        shortened = _shortened_titles(card)
+        names = [k for k in names if reference.words[k].forms[0] not in shortened]
     if not names:
         return False
     if not naming & candidate.matched:
