@@ -835,3 +835,51 @@ def test_each_part_takes_the_version_said_after_it(settings, tmp_path):
     result = checkin.ask("arkx_mint v2.0 at 0.8, curled up on a windowsill with a cat, bisonx v2 style at 60%", NOW)
     assert sorted(_set(result)) == [("bison-v2.0", 0.6), ("mint-v2.0", 0.8)]
     assert result.prompt == "arkx_mint, curled up on a windowsill with a cat"
+
+
+def test_a_trained_word_written_anywhere_names_its_model(settings, tmp_path):
+    """A made-up trained word of one model alone, written as a prompt writes it, names that model wherever it stands,
+    a tag of a tag-list trigger too ("kiri, kirihalo ..." of "kiri,kirihalo"); "otzx + mana's jitomex": the owner goes
+    with the name after it, and the list's "+" leaves the prompt as a comma."""
+    cards = [
+        dict(card_id="kiri", name="kiri", tags=["character"], triggers=["kiri,kirihalo"]),
+        dict(card_id="kiri-b", name="Kiri Sato", tags=["character"], triggers=["kirisato"]),
+        dict(card_id="kiri-c", name="kiri high heel", tags=["clothing"], triggers=["kirihh"]),
+        dict(card_id="shot", name="6Shotx - Style", creator="inzanx", tags=["style"]),
+        dict(card_id="grani", name="Granix", tags=["character"], triggers=["blueuniformgranix"]),
+        dict(card_id="otzx", name="oTZx", type="TextualInversion", tags=["style"], triggers=["otzx"]),
+        dict(card_id="jito", name="EyeControl - Jitomex", creator="mana", tags=["concept"], triggers=["jitomex"]),
+        dict(card_id="jito-b", name="jitomex eye lora", creator="pix", tags=["concept"], triggers=["jitomex eyes"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    said = "kiri, kirihalo gaming in a dark room, in 6shotx style by inzanx"
+    assert chosen_ids(checkin, said, NOW) == ["kiri", "shot"]
+    result = checkin.ask("blueuniformgranix + otzx + mana's jitomex, unimpressed at a desk piled with paperwork", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["grani", "jito", "otzx"]
+    assert result.prompt == "blueuniformgranix, otzx, jitomex, unimpressed at a desk piled with paperwork"
+
+
+def test_a_creators_style_is_a_model_and_a_part_keeps_its_version_and_brackets(settings, tmp_path):
+    """ "painted in beelzx's gerphx style": someone's style is their model, a second part beside the trained word the
+    request opens with; "helenx(azur lane) v2 ... + eistx's cyber elements v2": each part its own v2, and the
+    bracket the first part opened goes with it."""
+    cards = [
+        *versions_by_date(
+            "aerix", ["1.0.0", "2.0.0"], name="Aerix (FF7) Embedding", type="TextualInversion", triggers=["c_aerix"]
+        ),
+        dict(card_id="gerph", name="gerphx (Style)", creator="beelzx", tags=["style"]),
+        dict(card_id="gerph-b", name="gerphx painting", creator="other", tags=["style"]),
+        *versions_by_date(
+            "helen", ["v1", "v2"], name="Helenx (Azur lane)", tags=["character"], triggers=["helenx(azur lane)"]
+        ),
+        dict(card_id="belfx", name="Azur Lane - Belfx", tags=["character"], triggers=["belfx"]),
+        *versions_by_date("cyber", ["v1.0", "v2.0"], name="Cyber Elements", creator="eistx", triggers=["cyberpnk"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    said = "c_aerix 2.0.0 selling flowers in the slums, painted in beelzx's gerphx style"
+    assert chosen_ids(checkin, said, NOW) == ["aerix-2.0.0", "gerph"]
+    result = checkin.ask("helenx(azur lane) v2 in a rain soaked alley after dark + eistx's cyber elements v2", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["cyber-v2.0", "helen-v2"]
+    assert result.prompt == "a helenx(azur lane) in a rain soaked alley after dark, cyberpnk"

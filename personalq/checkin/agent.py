@@ -22,6 +22,7 @@ from personalq.checkin.evidence import SelectionIndex, model_name
 from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
+    TRAILING_FOREIGN,
     Intent,
     keep_scene_negations,
     option_position,
@@ -213,7 +214,7 @@ def split_negative(text: str) -> tuple[str, str]:
 
 # the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
 _JOINED_BEFORE = re.compile(
-    r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?"
+    r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?(?:[\w.-]+['’]s\s+)?"  # "+ manamomo's"
     r"(?:(?:lora|locon|lycoris|embedding|model)\s+(?:that|which)\s+)?$"  # "+ the lora that swaps ..."
 )
 
@@ -222,8 +223,14 @@ _JOINED_BEFORE = re.compile(
 _KEYED = re.compile(rf"(?i){STRENGTH_KEY}|neg|negative|cfg|steps|seed|lora|lyco|locon")
 
 
+# an embedding called by its token, as sd-concepts-library writes it: "tylee in ba sing se, <kojima-ayami> style"
+_EMBEDDING_TOKEN = re.compile(r"<(?P<name>[^\W_][\w.'-]*[^\W_]|[^\W_])>(?P<kind>\s+(?:style|embedding|ti)\b)?", re.I)
+
+
 def _bracketed(text: str) -> str:
-    """``name:0.6`` outside a tag written as the tag it stands for, ``<lora:name:0.6>`` ("weight:0.6" is no name)."""
+    """``name:0.6`` outside a tag written as the tag it stands for, ``<lora:name:0.6>`` ("weight:0.6" is no name),
+    and an embedding's ``<token>`` too, with the kind word said after it ("<kojima-ayami> style")."""
+    text = _EMBEDDING_TOKEN.sub(lambda m: f"<lora:{m.group('name')}>", text)
     pieces, last = [], 0
     for tag in _WEBUI_NETWORK.finditer(text):
         pieces += [text[last : tag.start()], tag.group(0)]
@@ -274,7 +281,7 @@ _WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
 
 
 # words that only lead into a part, left at the end when its name went and no trigger came
-_LEADING_INTO = r"(?:in|on|at|with|of|by|using|the|an?)"
+_LEADING_INTO = rf"(?:in|on|at|with|of|by|using|the|an?|{TRAILING_FOREIGN})"
 _LEFT_LEADING = re.compile(rf"(?i)\s+{_LEADING_INTO}$")
 # a possessive particle between a bracketed series and the Latin kind word after it
 _BRACKET_PARTICLE = re.compile(r"([)\]])\s*[の的]\s*(?=[A-Za-z])")
@@ -344,6 +351,7 @@ class CheckIn:
             raise InvalidRequest(
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
             )
+        query = _bracketed(query)
         named_by_tag = bool(_WEBUI_NETWORK.search(query))
         query, tags = network_tags(query)
         if len(tags) > MAX_CHECKPOINTS:
@@ -728,6 +736,7 @@ class CheckIn:
         intent, reference = reading if reading is not None else self._understand(query, now)
         cuts: list[tuple[int, int]] = []
         slots: list[int] = []
+        listed: list[str] = []  # the slots of parts a connector listed after another
         stand_ins: list[str] = []
         for positions, card in named:
             if not positions:  # named by a WebUI tag, taken out of the text: its trigger goes in front
@@ -742,9 +751,12 @@ class CheckIn:
             joined = _JOINED_BEFORE.search(intent.text[:start])
             if joined and positions != named[0][0]:
                 cuts.append((joined.start(), start))  # "... and the", "+ my": what listed it goes with it
+                listed.append(SLOTS[len(slots)])
             slots.append(start)
             stand_ins.append(name_as_said(reference, card, [(start, end)]))
         text = prompt_text(intent, cuts, slots)
+        for mark in listed:  # "... after dark + eisthol's cyberpunk elements": the list's comma stands for the "+"
+            text = re.sub(rf"(?<=\w)\s+{mark}", f", {mark}", text)
         # names said one after another ("lyra venn in my ink wash lora") leave their triggers as a list
         text = re.sub(rf"({SLOT_RANGE.pattern})\s+(?={SLOT_RANGE.pattern})", r"\1, ", text)
         last = re.search(rf"(?i)\b{_LEADING_INTO}\s+({SLOT_RANGE.pattern})[\s,.]*$", text)
@@ -758,7 +770,7 @@ class CheckIn:
         # a trigger-less part leaves its comma, brackets, or the word that led into it ("by the fire in")
         text = re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")
         text = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", text)
-        return _LEFT_LEADING.sub("", text) if emptied else text
+        return _LEFT_LEADING.sub("", text).rstrip(" ,;") if emptied else text
 
 
 def _or_default(weight: float | None) -> float:

@@ -83,8 +83,13 @@ def _inside(span: tuple[int, int], outer: tuple[int, int]) -> bool:
 
 
 def span_of(reference: Reference, words: set[int]) -> tuple[int, int]:
-    """Where ``words`` stand in the request: from the first one's start to the last one's end."""
-    return min(reference.spans[k][0] for k in words), max(reference.spans[k][1] for k in words)
+    """Where ``words`` stand in the request: from the first one's start to the last one's end, with the bracket that
+    closes one they opened ("helena(azur lane)")."""
+    start, end = min(reference.spans[k][0] for k in words), max(reference.spans[k][1] for k in words)
+    said = reference.text[start:end]
+    if said.count("(") > said.count(")") and reference.text[end : end + 1] == ")":
+        end += 1
+    return start, end
 
 
 def marked_parts(text: str, reference: Reference) -> list[set[int]]:
@@ -125,9 +130,15 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
     """The creators said of the part named by ``words``: each maker goes with the name nearest it ("laika_slime_300
     wearing zhuym's lolita dress lora": zhuym made the dress, not Laika)."""
 
-    def distance(maker_at: int, group: set[int]) -> int:
+    def distance(maker_at: int, group: set[int]) -> tuple[int, bool]:
         at = [reference.words[k].position for k in group]
-        return 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
+        near = 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
+        # between two names, an owner's goes with the one after it ("otzk + manamomo's jitome")
+        return near, not (owning(maker_at) and min(at) > maker_at)
+
+    def owning(maker_at: int) -> bool:
+        ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
+        return bool(ends) and re.match(r"['’]s\b", reference.text[ends[-1] - 2 : ends[-1] + 2]) is not None
 
     return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
 
@@ -217,6 +228,20 @@ def _named_opening(
         if _names_model(cache, ranking, kept):
             return kept, ranking
     return None
+
+
+def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
+    """The words outside ``groups`` written as one model's made-up trained word, as a prompt writes it ("yuzu,
+    yuzuhalo gaming in a dark room, 4shot style"): each names that model, wherever it stands but in the series a name
+    is said to be from ("kestrel vane from starknightz")."""
+    index, taken = cache.index(), set().union(*groups, reference.series)
+    found = []
+    for k in range(len(reference.words)):
+        written = reference.text[slice(*reference.spans[k])]
+        if k not in taken and len(written) >= LONE_WORD_LETTERS and is_coined(squash(written)):
+            if index.owns_trigger(written):
+                found.append({k})
+    return found
 
 
 def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
@@ -334,6 +359,7 @@ _MODEL_WORDS = re.compile(
 )
 # a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
 _DESCRIBED = re.compile(r"(?i)\b(?:lora|locon|lycoris|embedding|model)\s+(?:that|which|for|to)\s+$")
+_OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
 # a kind word before the name, as Romance languages put it: "con el lora de european towns", "le lora du ..."
 _KIND_OF = re.compile(
@@ -370,14 +396,16 @@ def _unheard_name(
     )
 
 
-def _called_a_model(text: str, reference: Reference, words: set[int]) -> bool:
+def _called_a_model(text: str, reference: Reference, words: set[int], only_creator: Callable[[str], bool]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
     ghibli", a field "style: ghibli", "the lora that swaps ..."), not only a style ("in sketch style")?"""
     start, end = span_of(reference, words)
     labelled = any(label.end() == start for label in FIELD_LABEL.finditer(text, 0, start))  # "style: nodes tech"
     before = text[:start]
+    owner = _OWNER_OPENS.match(text, start, end)
     return (
-        bool(
+        bool(owner and only_creator(squash(owner.group(1))))  # "beelze's gerph style": a creator's style is a model
+        or bool(
             _MODEL_WORDS.match(text[end:])
             or _OWNED.search(before)
             or _KIND_OF.search(before)
@@ -396,9 +424,10 @@ def _families(part: Part) -> set[str]:
 
 def _one_part_per_model(parts: list[Part], reference: Reference) -> list[Part]:
     """Parts that name the same model are one ("specter, ..., <lora:arknights_specter:0.8>"; "corgi in sketch
-    style" of a corgi LoRA with a sketch version): the marked one stays, else the first."""
+    style" of a corgi LoRA with a sketch version): the marked one stays, else one decided ("kiri, kirihalo ...": the
+    trained word pins the Kiri that "kiri" asks about), else the first."""
     kept: list[Part] = []
-    for part in sorted(parts, key=lambda p: not p.marked):
+    for part in sorted(parts, key=lambda p: (not p.marked, p.decision.status != "selected")):
         if not any(_families(part) & _families(other) for other in kept):
             kept.append(part)
     return sorted(kept, key=lambda p: min(p.words, default=len(reference.words)))
@@ -455,6 +484,7 @@ def compose(
     groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
     # "yam negative in the negative prompt": words that say where a file goes name no second model
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
+    groups += _trained_words(cache, reference, groups)
     if len(groups) + len(tagged) < 2:
         return None
     if len(groups) > MAX_LISTED:  # each name is a search: a request listing dozens is refused before any
@@ -473,7 +503,7 @@ def compose(
         scoped = _with_own_version(_scoped(intent, i == owner), spans[i]) if i != owner else intent
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
-        marked = said and _called_a_model(intent.text, reference, words)
+        marked = said and _called_a_model(intent.text, reference, words, cache.index().only_creator)
         if not marked and not _names_model(cache, ranking, words):
             # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
             named = _named_opening(cache, scoped, reference, words, groups)

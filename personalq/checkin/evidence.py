@@ -290,7 +290,10 @@ class SelectionIndex:
         self._trained: dict[str, set[str]] = defaultdict(set)  # squashed trained words -> the models trained on them
         self._embeddings: dict[str, list[int]] = defaultdict(list)  # squashed trained words -> embeddings on them
         for i, (card, family) in enumerate(zip(cards, self.family_of)):
-            for trained in {squash(t) for t in (*card.triggers, *card.prompt_triggers)}:
+            # a trigger written as a tag list ("yuzu,yuzuhalo") trains each of its tags
+            said = (*card.triggers, *card.prompt_triggers)
+            tags = (tag for t in said if "," in t for tag in t.split(","))
+            for trained in {squash(t) for t in (*said, *tags)} - {""}:
                 self._trained[trained].add(family)
                 if card.kind == "textual_inversion":
                     self._embeddings[trained].append(i)
@@ -465,6 +468,7 @@ class SelectionIndex:
                 for t in self._by_length.get(n, ())
                 if t not in _KIND_TOKENS  # "lowra" is a name we lack, not a misspelt "lora"
             ]
+            english = is_english(text)
             for token, ratio, _ in process.extract(
                 text, pool, scorer=fuzz.ratio, score_cutoff=FUZZY_MIN_RATIO, limit=5
             ):
@@ -474,6 +478,8 @@ class SelectionIndex:
                 # a letter dropped from a five-letter word leaves another word ("spock" is not "sock"), but for
                 # a plural's "s" ("robes", "robe")
                 plural = text == token + "s" or token == text + "s"
+                if not plural and english and is_english(token):
+                    continue  # two English words are two words, not one misspelt ("aquarium", "Aquarius")
                 sure = FUZZY_OTHER_START_RATIO if len(text) <= FUZZY_MIN_LENGTH and not plural else FUZZY_SURE_RATIO
                 if (ratio >= sure and (same_start or ratio >= FUZZY_OTHER_START_RATIO)) or (
                     len(token) == len(text) and same_start

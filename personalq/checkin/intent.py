@@ -84,7 +84,8 @@ _VERSION = re.compile(
     r"(?P<n>\d+(?:\.\d+)*)"
     r"(?:[a-z](?![a-z0-9]))?"  # a release letter after the number: "v1.2R", "v3b"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
-    r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:版本?|バージョン|号))",
+    # "2.0版", "2.0那版", "2.0那个"
+    r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:[那这那個这個的の]\s*)?(?:版本?|バージョン|号|个|個|ほう|方))",
     re.I,
 )
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
@@ -97,7 +98,7 @@ _VERSION_WORDS = re.compile(
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
-_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
+_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)[\s-]*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1")
 _DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
 _NOT_A_NAME = frozenset("sd sdxl xl for my stable diffusion at by of about and or to from in on version v ver".split())
@@ -165,7 +166,10 @@ _COLLECTION_TALK = re.compile(
 _MODEL_TALK = re.compile(
     r"(?i)\b(?:one|ones|model|models|version|versions|lora|loras|embedding|file|files|upload|uploads|ti|locon)\b"
 )
-_TRAILING_FOREIGN = "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo"
+TRAILING_FOREIGN = (
+    "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo|im|beim|zum|zur|nel|nella|dans"
+    "|sur|em"
+)
 # what may follow a "one" that stands for a checkpoint ("the one from april", "one i used"); before any other word
 # it counts or stands for what is drawn ("one attendant", "holding one leg", "a silver one drifting")
 _AFTER_ONE = "from|by|with|for|i|you|that|which|in|on|at|pls|please|lora|model|version|v\\d+"
@@ -273,6 +277,7 @@ class Intent:
     version_order: Order | None = None  # "latest version", "first version"
     version_words: frozenset[str] = frozenset()  # words said of a version: "the wood carving version"
     version_bare: bool = False  # a decimal without "v" ("namoridane 5.0"): a model's name may say it too
+    version_letter: str = ""  # a version called by a letter: "version B"
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
     # where each was ruled out ("not the anime one"), and the word: a negation that rules out no candidate
     # describes the picture ("a street without cars") and goes back into the prompt (see keep_scene_negations)
@@ -429,6 +434,12 @@ def _read_times(intent: Intent) -> None:
         spans.append(_LAST_USED.search(text).span())
 
 
+# a version called by a letter, said alone before a stop: "inner thigh vents, version B, on a girl"
+_LETTER_VERSION = re.compile(r"\b(?:version|ver\.?|variant|type)\s+(?P<letter>[a-z])(?=\s*(?:[,.;:!?)—–-]|$))", re.I)
+# a clause that says what a version is, right after it: "the v3 where flip aug was turned off", up to a stop
+_SAID_OF_VERSION = re.compile(r"\s+(?:where|that|which|whose)\s+[^,.;:!?—–()]+", re.I)
+
+
 def version_number(parts: tuple[int, ...]) -> float:
     """A version's parts as one number: (2, 1) -> 2.1, (3,) -> 3.0."""
     return float(f"{parts[0]}.{''.join(str(p) for p in parts[1:]) or 0}")
@@ -449,6 +460,8 @@ def _read_versions(intent: Intent) -> None:
         intent.version_qualifiers += [q.lower() for q in re.split(r"[\s_-]+", m.group("qual") or "") if q]
         spans.append(m.span())
         intent.version_span = m.span()
+        if said_of := _SAID_OF_VERSION.match(text, m.end()):  # "the v3 where flip aug was turned off"
+            spans.append(said_of.span())
     else:
         for m in _DECIMAL_VERSION.finditer(text):
             if m.group("pre").lower() not in _NOT_A_NAME and not overlaps(m.span("n"), spans):
@@ -458,6 +471,9 @@ def _read_versions(intent: Intent) -> None:
                 spans.append(m.span("n"))
                 intent.version_span = m.span("n")
                 break
+    if not said and (m := _LETTER_VERSION.search(text)) and not overlaps(m.span(), spans):
+        intent.version_letter = m.group("letter").lower()
+        spans.append(m.span())
     if (m := _ORDINAL_VERSION.search(text)) and not overlaps(m.span(), spans):
         intent.version = float(_ORDINALS[(m.group("o") or m.group("o2")).lower()])
         intent.version_parts = (int(intent.version),)
@@ -664,7 +680,7 @@ def _without_chat(text: str) -> str:
     return "".join(kept)
 
 
-_TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{_TRAILING_FOREIGN})\s*)+$")
+_TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{TRAILING_FOREIGN})\s*)+$")
 
 
 def _words_end(text: str, words: str) -> bool:
@@ -704,6 +720,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
+    text = re.sub(r"(?<=\s)([-–—])(?:\s+[-–—])+(?=\s)", r"\1", text)  # "<trigger> — — at her desk": an aside was cut
     text = re.sub(r"(?<!\.)\.\s*\.(?!\.)", ".", text)  # "<trigger>.. warm light": the sentence between was cut
     text = re.sub(r"[,;:]\s*\.(?=\s|$)|\.\s*[,;:](?=\s)", ".", text)  # "<trigger>,. soldier": "pls" was cut
     text = re.sub(rf"(?<=[{_HAN_KANA}])\s+(?=[{_HAN_KANA}])", "", text)  # a cut between Chinese words leaves no space

@@ -117,6 +117,18 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     return False
 
 
+def _lettered(card: StoredCheckpoint, letter: str) -> bool:
+    """Is the card's version label the one ``letter`` calls ("Version B", "type-b")?"""
+    return letter in field_tokens(str(card.version or ""))
+
+
+def _opens_with(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
+    """Is ``wanted`` the number the card's version label opens with ("v3" of "v3_no_flip", "v2" of "v2.0-r4")?"""
+    parts = parse_version(card.version).parts
+    padded = parts + (0,) * max(0, len(wanted) - len(parts))
+    return bool(parts) and padded[: len(wanted)] == wanted and all(p == 0 for p in parts[len(wanted) :])
+
+
 def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") -> bool:
     """Does the card have a word the person ruled out? A version word ("not v2") rules out the versions it names
     however they are written ("v2.0", "v2_offset"), and only by the version label: a name such as "Fast Negative
@@ -227,15 +239,27 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
             nth = _nth_versions(cards, intent.version_parts[0])
             steps.append((f"none of them has a version {label}", lambda c: c.id in nth))
         else:
+            # a label that opens with the number outdoes a sibling's that carries it later ("v3" is "v3_no_flip",
+            # not "v1.0_a3")
+            opened = {c.family or c.id for c in cards if _opens_with(intent.version_parts, c)}
             steps.append(
                 (
                     f"none of them has a version {label}",
                     lambda c: (
-                        version_matches(intent.version_parts, c)
+                        _opens_with(intent.version_parts, c)
+                        if (c.family or c.id) in opened
+                        else version_matches(intent.version_parts, c)
                         or bool(said and said.search(c.name) and (c.family or c.id) not in labelled)
                     ),
                 )
             )
+    if intent.version_letter and any(_lettered(c, intent.version_letter) for c in cards):
+        steps.append(
+            (
+                f"none of them is version {intent.version_letter.upper()}",
+                lambda c: _lettered(c, intent.version_letter),
+            )
+        )
     written = squash(intent.text[slice(*intent.version_span)]) if intent.version_span else ""
     if re.search(r"\d[a-z]$", written) and not re.match(r"[-_.]\w", intent.text[intent.version_span[1] :]):
         # a release letter said with the number picks that release over its siblings ("v1.2R", not "v1.2"); a
@@ -564,6 +588,8 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     )
     # request words that only a version label has ("heavy", "nai", "strong"): a constraint must not drop them
     labelled = set().union(*(r.labelled for r in leaders))
+    if intent.version_parts:  # a version number read as a word of a part ("helena(azur lane) v2 + ...") is a version
+        labelled = {k for k in labelled if not VERSION_WORD.match(ranking.reference.words[k].forms[0])}
     steps = constraints(intent, [r.card for r in candidates])
     phrase = [ranking.reference.words[k] for k in ranking.reference.phrase]
     led = {r.card.id for r in leaders}

@@ -23,7 +23,17 @@ from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
 from personalq.checkin.roles import is_character, is_style
-from personalq.checkin.tokens import COMMON_ZIPF, fold, is_coined, is_english, is_unspaced, spans, squash
+from personalq.checkin.tokens import (
+    COMMON_ZIPF,
+    REQUEST_LANGUAGES,
+    everyday_in,
+    fold,
+    is_coined,
+    is_english,
+    is_unspaced,
+    spans,
+    squash,
+)
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.card import StoredCheckpoint
 
@@ -285,14 +295,29 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
 def _names_not_function_words(lowered: list[str]) -> list[str]:
     """In a request in English, another language's function word is a word like any other: "yang xiao long" is a
     name, not Indonesian "which". A request is in another language when it has two of that language's function
-    words, or Cyrillic; then every listed function word stays one (the languages share words: "du", "de"). The
-    word is written in capitals, which no word list holds, so that nothing reads it as a function word."""
+    words, or two of its everyday words (wordfreq's, no common English word: "gibt es", "tu as"), or Cyrillic; then
+    every listed function word stays one (the languages share words: "du", "de") and the everyday words name nothing
+    ("es" is no "Es (BlazBlue)"). In an English request the word is written in capitals, which no word list holds, so
+    that nothing reads it as a function word."""
     said = set(lowered)
-    if any(_CYRILLIC.search(w) for w in said) or any(
-        len(said.intersection(words.split())) >= 2 for words in _FUNCTION_WORDS_BY_LANGUAGE.values()
-    ):
+    languages = [
+        lang
+        for lang in (*REQUEST_LANGUAGES, "ru")
+        if len(said.intersection(_FUNCTION_WORDS_BY_LANGUAGE.get(lang, "").split())) >= 2
+        or sum(everyday_in(w, lang) for w in said) >= 2
+    ]
+    if languages:  # and the language's other everyday words name nothing either ("gibt es eine lora für ...")
+        return ["" if _everyday(w, languages) else w for w in lowered]
+    if any(_CYRILLIC.search(w) for w in said):
         return lowered
     return [w.upper() if w in FUNCTION_WORDS and w not in STOPWORDS_EN else w for w in lowered]
+
+
+def _everyday(word: str, languages: list[str]) -> bool:
+    """Is ``word`` one of the everyday words of a language the request is written in, and no word the other lists
+    keep (those keep their roles: "el lora de merida", "pyra qui lit un livre")?"""
+    listed = word in STOPWORDS or word in SCENE_OPENERS or word in _LEADING
+    return not listed and any(everyday_in(word, lang) for lang in languages)
 
 
 def read_reference(
@@ -1269,6 +1294,8 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
             spans_.append(span)
         elif reference.clauses[k] in clauses and len(word.forms[0]) >= 2 and labels_number(label, word.forms[0]):
             spans_.append(span)  # "deliberate v2 lora extract at 320": the dims its file's label carries
+    if reference.phrase:
+        spans_ += _name_run(reference, sorted(reference.phrase), fields["name"] | fields["trigger"])
     # the little word between two words that named it goes with them ("dark and light style, ...")
     ordered = sorted(spans_)
     spans_ += [
@@ -1279,7 +1306,31 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     return spans_
 
 
-_INSIDE_NAME = re.compile(r"(?i)\s+(?:and|&|of|the|n|'n'|de|la|le|no)\s+")
+_LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no)"
+_INSIDE_NAME = re.compile(rf"(?i)\s+{_LITTLE}\s+")
+# what may stand between the words of one name: "maurice quentin de la tour", "koxia (virtuareal)"
+_INSIDE_RUN = re.compile(rf"(?i)(?:\s+{_LITTLE}){{0,2}}\s+|\s*[(\[]|[)\]]\s*")
+
+
+def _name_run(reference: Reference, phrase: list[int], name: set[str]) -> list[tuple[int, int]]:
+    """The words of the chosen card's name said right before or after its phrase, in the same clause and joined by
+    spaces or a little word ("maurice quentin de la tour style lora" whose phrase read only "tour style"): the rest
+    of the name, so no half of it reaches the picture."""
+    words, spans, text = reference.words, reference.spans, reference.text
+    found: list[tuple[int, int]] = []
+    for step, k in ((-1, phrase[0]), (1, phrase[-1])):
+        while 0 <= k + step < len(words):
+            nxt = k + step
+            left, right = (nxt, k) if step < 0 else (k, nxt)
+            between = text[spans[left][1] : spans[right][0]]
+            joined = _INSIDE_RUN.fullmatch(between)
+            # a bracket opens a clause of its own, and the series said in it after the name is the name's
+            other_clause = reference.clauses[nxt] != reference.clauses[k] and not re.search(r"[()\[\]]", between)
+            if not joined or other_clause or not name.intersection(words[nxt].forms):
+                break
+            found.append(spans[nxt])
+            k = nxt
+    return found
 
 
 def name_as_said(reference: Reference, card: StoredCheckpoint, cut: list[tuple[int, int]]) -> str:

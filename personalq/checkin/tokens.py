@@ -181,6 +181,15 @@ def is_word(word: str) -> bool:
     return is_english(word) or any(zipf_frequency(word.lower(), lang) >= ENGLISH_ZIPF for lang in REQUEST_LANGUAGES)
 
 
+EVERYDAY_ZIPF = 5.8  # a word this frequent in its language is one of its everyday words ("es", "gibt", "tu", "ada")
+
+
+def everyday_in(word: str, language: str) -> bool:
+    """Is ``word`` an everyday word of ``language`` and no common English one ("tem", "gibt"; not "in", "me"): in a
+    request written in that language it names nothing?"""
+    return word.isalpha() and zipf_frequency(word, language) >= EVERYDAY_ZIPF and not is_english(word, COMMON_ZIPF)
+
+
 def is_coined(word: str) -> bool:
     """Is ``word`` in no language's word list at all: a name made up for a model ("arachnophobiaai", "xenophorm"),
     not a word nor a name people write elsewhere ("qipao", "hibiki")?"""
@@ -188,6 +197,7 @@ def is_coined(word: str) -> bool:
 
 
 __all__ = [
+    "everyday_in",
     "field_tokens",
     "fold",
     "is_coined",

@@ -1,0 +1,127 @@
+"""A model named the way its files and labels are written: an embedding by its ``<token>``, a version by the number
+its label opens with ("v3" of "v3_no_flip", not "v1.0_a3") or by a letter ("version B"), a model by a number its
+name carries ("the 4400-step one"); and the prompt losing the whole name however it is broken up ("gaspard
+lemaire de la tour style", "vesna (moon harbor)"). Every card and request here is invented for the rule it pins."""
+
+import datetime as dt
+
+from factories import checkin_among_many, chosen_ids, option_ids, versions_by_date
+
+NOW = dt.datetime(2024, 3, 1, 12)
+ISLE = dict(type="TextualInversion", creator="quietfern")
+
+CARDS = [
+    dict(card_id="quill", name="Quill Sketch Kid", tags=["character"], triggers=["quillkid"]),
+    dict(card_id="tanaka-ink", name="tanaka-inkblot", type="TextualInversion", triggers=["tanaka-inkblot"]),
+    dict(
+        card_id="lemaire",
+        name="gaspard-lemaire-de-la-tour-style",
+        type="TextualInversion",
+        triggers=["gaspard-lemaire-de-la-tour-style"],
+    ),
+    *versions_by_date("vesna", ["v1.0_a3", "v2.0_a5", "v3_no_flip"], name="Vesna (Moon Harbor)", triggers=["vesna"]),
+    *versions_by_date("vents", ["Version A", "Version B"], name="Sleeve Vents Attire", triggers=["sleeve vents"]),
+    *[
+        dict(card_id=f"iso-{steps}", name=name, version="1", triggers=[trigger], **ISLE)
+        for steps, name, trigger in [
+            ("4400", "Isle Dreams TI: 4400", "isledream15"),
+            ("2000", "Isle Dreams 1.5: 2000 (TI)", "isledream15"),
+            ("300", "Isle_Dreams-300", "isle_dreams"),
+        ]
+    ],
+    *versions_by_date("iso-sets", ["1900", "400"], name="Isle TI sets", triggers=["isle_dreams"], **ISLE),
+]
+
+
+def test_an_embedding_called_by_its_token_is_a_part_of_the_picture(settings, tmp_path):
+    """ "<tanaka-inkblot> style" names the embedding as sd-concepts-library writes it: with a character it is the
+    second checkpoint, alone it is the one, and its token goes into the prompt once, whole."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    result = checkin.ask("quill sketch kid flying a kite on a hill, <tanaka-inkblot> style", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["quill", "tanaka-ink"]
+    assert result.prompt.count("tanaka-inkblot") == 1 and "style" not in result.prompt
+    assert "flying a kite on a hill" in result.prompt
+
+    result = checkin.ask("a lighthouse at dusk in the style of <gaspard-lemaire-de-la-tour-style>", NOW)
+    assert chosen_ids(checkin, "a lighthouse at dusk in the style of <gaspard-lemaire-de-la-tour-style>", NOW) == [
+        "lemaire"
+    ]
+    assert result.prompt.count("gaspard") == 1 and "<" not in result.prompt
+
+
+def test_the_whole_name_leaves_the_prompt_however_it_is_broken_up(settings, tmp_path):
+    """The words of the chosen card's name around the phrase that named it go with it: across little words ("de
+    la"), and the series in brackets after a character's name."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    result = checkin.ask("a fox in the snow, gaspard lemaire de la tour style embedding", NOW)
+    assert result.prompt == "a fox in the snow, gaspard-lemaire-de-la-tour-style"
+    result = checkin.ask("vesna (moon harbor) v2 reading on a balcony", NOW)
+    assert result.prompt == "vesna, reading on a balcony" or result.prompt == "a vesna reading on a balcony"
+    assert "harbor" not in result.prompt
+
+
+def test_a_version_number_is_the_one_a_label_opens_with(settings, tmp_path):
+    """ "v3" is "v3_no_flip", not "v1.0_a3" that carries a 3 later; the clause said of it ("where flip aug was turned
+    off") picks nothing more and leaves the prompt with the aside's dashes."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    assert chosen_ids(checkin, "vesna v3 streaming at her desk", NOW) == ["vesna-v3_no_flip"]
+    result = checkin.ask("vesna — the v3 where flip aug was turned off — streaming at her desk", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["vesna-v3_no_flip"]
+    assert "flip" not in result.prompt and "— —" not in result.prompt
+    assert result.prompt.endswith("streaming at her desk")
+    assert chosen_ids(checkin, "vesna v2 streaming at her desk", NOW) == ["vesna-v2.0_a5"]
+
+
+def test_a_version_called_by_a_letter(settings, tmp_path):
+    """ "version B" is the label "Version B"; without a letter both versions stay and Check-in asks."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    assert chosen_ids(checkin, "sleeve vents attire, version B, on a dancer stretching", NOW) == ["vents-Version-B"]
+    result = checkin.ask("sleeve vents attire on a dancer stretching", NOW)
+    assert result.status == "clarify"
+    assert option_ids(result) == ["vents-Version-A", "vents-Version-B"]
+
+
+def test_a_number_the_name_carries_picks_the_model(settings, tmp_path):
+    """ "the 4400-step one" of quietfern's three Isle Dreams embeddings is the one named "…: 4400"."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    assert chosen_ids(checkin, "quietfern's isle dreams embedding, the 4400-step one, a floating bakery", NOW) == [
+        "iso-4400"
+    ]
+    assert checkin.ask("quietfern's isle dreams embedding, a floating bakery", NOW).status == "clarify"
+
+
+def test_a_languages_everyday_words_and_two_english_words_name_nothing(settings, tmp_path):
+    """In a request written in German, French or Portuguese its everyday words ("es", "tu", "tem") are no
+    character's name, and "aquarium" is no typo of "Aquarius": nothing fits, and Check-in says so. Said in English,
+    the same short name still names its model."""
+    cards = [
+        dict(card_id="es", name="Es (BlazeBlau) LoRA", tags=["character"], triggers=["esbb"]),
+        dict(card_id="tu", name="Tu Lin", tags=["character"], triggers=["tulin"]),
+        dict(card_id="tem", name="Tem Village Girl", tags=["character"], triggers=["temgirl"]),
+        dict(card_id="aquarius", name="Zodiac Aquarius Gold Armor", tags=["clothing"], triggers=["aquarius armor"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    for said in (
+        "gibt es eine lora für lederhosen? ein bursche in lederhosen beim maibaum aufstellen",
+        "tu as un décor d'aquarium ? une fille devant un grand bassin avec des requins",
+        "tem lora de shortinho por baixo da saia? menina de uniforme andando de bicicleta",
+    ):
+        assert checkin.ask(said, NOW).status == "no_match", said
+    assert chosen_ids(checkin, "es from blazeblau reading in a library", NOW) == ["es"]
+
+
+def test_a_version_said_the_chinese_way(settings, tmp_path):
+    """ "要2.0那版" and "2.0那个" say version 2.0 as "2.0版" does."""
+    cards = versions_by_date(
+        "nian", ["v1.0", "v2.0"], name="Nianx 年 Arknights", tags=["character"], triggers=["nianx"]
+    )
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "nianx，要2.0那版，画她在火锅店里涮肉", NOW) == ["nian-v2.0"]
+    assert chosen_ids(checkin, "nianx 1.0那个 在火锅店里涮肉", NOW) == ["nian-v1.0"]
