@@ -883,3 +883,25 @@ def test_a_creators_style_is_a_model_and_a_part_keeps_its_version_and_brackets(s
     result = checkin.ask("helenx(azur lane) v2 in a rain soaked alley after dark + eistx's cyber elements v2", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["cyber-v2.0", "helen-v2"]
     assert result.prompt == "a helenx(azur lane) in a rain soaked alley after dark, cyberpnk"
+
+
+def test_a_word_the_picture_leads_into_is_no_second_model(settings, tmp_path):
+    """ "at midnight", "on the school rooftop" and "in a warm genkanx" are the picture's, though a character LoRA is
+    called Midnight, a background LoRA "School rooftop" and another model is trained on "genkanx"; said alone before
+    a comma, Midnight is the model."""
+    cards = [
+        dict(card_id="midnight", name="Midnight [Hero Academy] Character LoRA", tags=["character"]),
+        dict(card_id="night", name="Nightfall", creator="hastur", tags=["background"], triggers=["nightfallbg"]),
+        dict(card_id="genkan", name="Entryway", tags=["background"], triggers=["genkanx"]),
+        dict(card_id="cheeks", name="hohoakax", tags=["concept"]),
+        *versions_by_date("shiki", ["v1.0", "v2.0"], name="Shikimorix (Kawaii Shikimorix-san)", tags=["character"]),
+        dict(card_id="roof", name="School rooftop", tags=["background"], triggers=["schoolrooftop"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "haunted village square at midnight, hastur's nightfall lora", NOW) == ["night"]
+    said = "a girl unwinding her scarf in a warm genkanx, hohoakax lora at 0.6"
+    assert chosen_ids(checkin, said, NOW) == ["cheeks"]
+    assert chosen_ids(checkin, "midnight, hastur's nightfall lora", NOW) == ["midnight", "night"]
+    said = "shikimorix, version 2.0, catching a stray baseball one-handed on the school rooftop"
+    assert chosen_ids(checkin, said, NOW) == ["shiki-v2.0"]

@@ -114,6 +114,9 @@ def test_a_languages_everyday_words_and_two_english_words_name_nothing(settings,
     ):
         assert checkin.ask(said, NOW).status == "no_match", said
     assert chosen_ids(checkin, "es from blazeblau reading in a library", NOW) == ["es"]
+    # Vietnamese too: "có" and "không" ask, "tu" is no name
+    said = "có lora tu lin không? cô bé giấu một cuốn tạp chí sau lưng ở hành lang"
+    assert chosen_ids(checkin, said, NOW) == ["tu"]
 
 
 def test_a_version_said_the_chinese_way(settings, tmp_path):
@@ -125,3 +128,61 @@ def test_a_version_said_the_chinese_way(settings, tmp_path):
 
     assert chosen_ids(checkin, "nianx，要2.0那版，画她在火锅店里涮肉", NOW) == ["nian-v2.0"]
     assert chosen_ids(checkin, "nianx 1.0那个 在火锅店里涮肉", NOW) == ["nian-v1.0"]
+
+
+NOTED = [
+    *versions_by_date(
+        "fuzz",
+        ["fuzzv2", "fuzzv1"],
+        name="fuzzbit embedding",
+        type="TextualInversion",
+        triggers=["fuzzbit"],
+        description="two embeddings of a 90s toy. v1 is easier to blend with other things in the prompt, v2 seems "
+        "to trend towards rendering the toy whole.",
+    ),
+    *versions_by_date(
+        "renx",
+        ["v1.0", "v2.0"],
+        name="Renx Erindel (Elsbound)",
+        tags=["character"],
+        triggers=["renx_erindel"],
+        description="139 samples from official and booru art. Version 2 : 94 samples from official only.",
+    ),
+    *versions_by_date(
+        "bagx",
+        ["v1", "v2"],
+        name="bagx_over_head",
+        triggers=["bagx_over_head"],
+        description="v1: trained on mostly girls with bags on their head v2: the same data plus pictures of a doctor",
+    ),
+    *versions_by_date("mangax", ["First Release", "BD_mangax_v1"], name="Mangax style LoRA", creator="brx"),
+    *versions_by_date("vtx", ["v1.0", "v2.0"], name="VtuberMakerx LoRA", triggers=["vtubermodelx"]),
+]
+
+
+def test_a_version_picked_by_what_its_description_says_of_it(settings, tmp_path):
+    """ "the version the card says blends more easily" is the one the description's changelog says so of, in any
+    language ("la versión entrenada solo con arte oficial"), and that talk leaves the prompt; unasked, the picture's
+    words pick no version ("a shy girl with a paper bag on her head" asks)."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", NOTED)
+
+    result = checkin.ask(
+        "fuzzbit embedding, the version the card says blends more easily with other stuff, a toy", NOW
+    )
+    assert [c.checkpoint_id for c in result.checkpoints] == ["fuzz-fuzzv1"]
+    assert result.prompt == "fuzzbit, a toy"
+    said = "renx de elsbound, la versión entrenada solo con arte oficial — tensando el arco en un bosque"
+    assert chosen_ids(checkin, said, NOW) == ["renx-v2.0"]
+    assert checkin.ask("the bagx_over_head lora, a shy girl with a paper bag on her head", NOW).status == "clarify"
+
+
+def test_a_label_said_after_labeled_and_a_model_said_with_what_it_does(settings, tmp_path):
+    """ "the one labeled first release" is the file labelled so, not the first version by number; "the vtubermakerx
+    lora that spits out model sheets" is one model described, and "marked sd 1.5" its base."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", NOTED)
+
+    said = "brx's mangax style lora — the one labeled first release — two rivals on a rooftop"
+    assert chosen_ids(checkin, said, NOW) == ["mangax-First-Release"]
+    result = checkin.ask("the vtubermakerx lora that spits out vtuber model sheets, the v2 — a fox girl", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["vtx-v2.0"]
+    assert result.prompt == "vtubermodelx, a fox girl"

@@ -65,6 +65,26 @@ _VERSION_WORD = re.compile(r"(?i)v(?:er)?\.?\d+(?:\.\d+)*")
 NUMBERED_NAME_WORDS = 3  # the most words of a name with a number in it read as a name ("march 7th", "2b", "tf2 heavy")
 
 
+# a version's label said after what introduces one: "the one labeled first release", "the build marked sd 1.5"
+_LABELLED = re.compile(r"(?i)\b(?:labell?ed|marked|called|named|tagged)\s+['\"“]?")
+LABEL_WORDS = 4  # the most words a label said so is read over
+
+
+def _labels_said(text: str, spells_file: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """The spans of version labels said after "labeled", "marked" ... that some file is labelled with whole, the
+    longest first: such a label is that file, not an ordinal to read ("first release"); a base said so ("marked sd
+    1.5") stays the base it says."""
+    found = []
+    for m in _LABELLED.finditer(text):
+        chunks = list(_CHUNK.finditer(text, m.end()))[:LABEL_WORDS]
+        chunks = [c for k, c in enumerate(chunks) if not re.search(r"[,.;:!?—–()\"”]", text[m.end() : c.start()])]
+        for last in reversed(chunks):
+            if spells_file(said := text[m.end() : last.end()]) and not says_base(said):
+                found.append((m.end(), last.end()))
+                break
+    return found
+
+
 def _numbered_names(text: str, spells: Callable[[str], bool]) -> list[tuple[int, int]]:
     """Runs of two or more words with a number that spell a model's whole name or a title in it ("march 7th taking a
     selfie": March 7th of Honkai Star Rail, no date): no step reads a date or a version inside them."""
@@ -320,7 +340,7 @@ class CheckIn:
             for m in _CHUNK.finditer(text)
             if _IDENTIFIER.search(m.group()) and index.writes_whole(m.group()) and not says_base(m.group())
         ]
-        files += _numbered_names(text, index.spells_name)
+        files += _numbered_names(text, index.spells_name) + _labels_said(text, index.spells_file)
         boilerplate = _boilerplate(text)
         files = [span for span in files if not overlaps(span, boilerplate)]
         intent = parse_intent(text, now, files=files)

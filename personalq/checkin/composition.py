@@ -107,7 +107,8 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
         if groups and not after_connector:
             previous = max(groups[-1])
             between = text[reference.spans[previous][1] : start]  # "" between a CJK run's character pairs
-            if not _BETWEEN_NAMES.search(between):
+            # "the vtubermaker lora that spits out ...": what a model is said to do describes it, no second model
+            if not _BETWEEN_NAMES.search(between) or _DESCRIBING_KIND.fullmatch(between):
                 groups[-1].add(k)
                 continue
         groups.append({k})
@@ -237,11 +238,23 @@ def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]
     index, taken = cache.index(), set().union(*groups, reference.series)
     found = []
     for k in range(len(reference.words)):
-        written = reference.text[slice(*reference.spans[k])]
+        start, end = reference.spans[k]
+        written = reference.text[start:end]
         if k not in taken and len(written) >= LONE_WORD_LETTERS and is_coined(squash(written)):
-            if index.owns_trigger(written):
+            # a word an article leads to is a thing in the picture ("in a warm genkan"), not a trained word used
+            if index.owns_trigger(written) and not _ARTICLE_BEFORE.search(reference.text, 0, start):
                 found.append({k})
     return found
+
+
+# where the picture places something: "at midnight", "on the school rooftop", "in a warm ..." ("in pastel glow" is
+# how to draw it)
+_ARTICLE = r"(?:a|an|the|this|that|her|his|their|its)\s+"
+_PLACED = re.compile(
+    rf"(?i)(?:\b(?:at|on|under|near|into|inside|behind|beside)\s+(?:{_ARTICLE})?|\bin\s+{_ARTICLE})"
+    r"(?:[^\W\d_]+\s+)?$"
+)
+_ARTICLE_BEFORE = re.compile(r"(?i)\b(?:a|an|the|this|that|her|his|their|its|my)\s+(?:[^\W\d_]+\s+)?$")
 
 
 def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
@@ -358,6 +371,7 @@ _MODEL_WORDS = re.compile(
     r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
 )
 # a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
+_DESCRIBING_KIND = re.compile(r"(?i)\s+(?:lora|locon|lycoris|embedding|model)\s+(?:that|which)\s+")
 _DESCRIBED = re.compile(r"(?i)\b(?:lora|locon|lycoris|embedding|model)\s+(?:that|which|for|to)\s+$")
 _OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
@@ -396,7 +410,7 @@ def _unheard_name(
     )
 
 
-def _called_a_model(text: str, reference: Reference, words: set[int], only_creator: Callable[[str], bool]) -> bool:
+def _called_a_model(text: str, reference: Reference, words: set[int], is_creator: Callable[[str], bool]) -> bool:
     """Does the request call these words a model ("my ghibli", "ghibli lora", "the ghibli style lora", "el lora de
     ghibli", a field "style: ghibli", "the lora that swaps ..."), not only a style ("in sketch style")?"""
     start, end = span_of(reference, words)
@@ -404,7 +418,8 @@ def _called_a_model(text: str, reference: Reference, words: set[int], only_creat
     before = text[:start]
     owner = _OWNER_OPENS.match(text, start, end)
     return (
-        bool(owner and only_creator(squash(owner.group(1))))  # "beelze's gerph style": a creator's style is a model
+        # "beelze's gerph style", "inzaniak's 2shot style": a creator's style is a model (a handle, no English word)
+        bool(owner and is_creator(handle := squash(owner.group(1))) and not is_english(handle))
         or bool(
             _MODEL_WORDS.match(text[end:])
             or _OWNED.search(before)
@@ -503,7 +518,7 @@ def compose(
         scoped = _with_own_version(_scoped(intent, i == owner), spans[i]) if i != owner else intent
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
-        marked = said and _called_a_model(intent.text, reference, words, cache.index().only_creator)
+        marked = said and _called_a_model(intent.text, reference, words, cache.index().is_creator)
         if not marked and not _names_model(cache, ranking, words):
             # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
             named = _named_opening(cache, scoped, reference, words, groups)
@@ -541,14 +556,21 @@ def compose(
 
 
 def _plain_words_of_many(part: Part, reference: Reference) -> bool:
-    """Is ``part`` a word of the picture after all: one unmarked plain word that several models still fit ("...,
-    sunset, splashing water, ..." of a tag prompt)? Scene words never make a part unless the request marks them."""
-    if part.marked or len(part.words) != 1 or part.decision.status != "clarify":
+    """Is ``part`` the picture's words after all: one unmarked plain word that several models still fit ("...,
+    sunset, splashing water, ..." of a tag prompt), or unmarked plain words said where the picture places something
+    ("at midnight", "on the school rooftop")? Scene words never make a part unless the request marks them."""
+    if part.marked or part.decision.status == "no_match":
         return False
-    (k,) = part.words
-    called = k + 1 < len(reference.words) and reference.words[k + 1].forms[0] in KIND_WORDS  # "gothic style"
+    first, last = min(part.words), max(part.words)
+    called = last + 1 < len(reference.words) and reference.words[last + 1].forms[0] in KIND_WORDS  # "gothic style"
+    english = all(is_english(reference.words[k].forms[0]) for k in part.words)
     models = {c.family or c.id for c in part.decision.remaining}
-    return len(models) > 1 and is_english(reference.words[k].forms[0]) and not called
+    # or English words said where the picture places something: "... at midnight" of a "Midnight" LoRA, "catching a
+    # baseball on the school rooftop" of a "School rooftop" one
+    start, end = reference.spans[first][0], reference.spans[last][1]
+    titled = any(c.isupper() for c in reference.text[start:end])  # "lyra venn in Velvet Maid Dress" names it
+    placed = _PLACED.search(reference.text, 0, start) is not None and not titled
+    return ((len(part.words) == 1 and len(models) > 1) or placed) and english and not called
 
 
 __all__ = ["Composition", "Part", "compose", "marked_parts", "span_of"]

@@ -93,7 +93,7 @@ _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w
 # up to three words said of a version ("the wood carving version")
 # "the caftan armor one" too
 _VERSION_WORDS = re.compile(
-    r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver)\b"
+    r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver|build)\b"
     r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:one|upload|file)\b(?!\s+(?:of|who|that|which)\b)",
     re.I,
 )
@@ -248,6 +248,15 @@ _VERSION_TALK = re.compile(
     r"|\bthe\s+[^\W_][\w.-]*\s+file\b",
     re.I,
 )
+# what a version is said to be, to the clause's end: "the version the card says blends more easily with other stuff",
+# "the one that was trained on official art", "the version trained on niji 5 generations" ("the newer version with
+# a castle behind her" keeps the castle)
+_VERSION_CLAUSE = re.compile(
+    r"\bthe\s+(?:version|one|build|upload)\s+"
+    r"(?:(?:that|which|where|whose|trained|made|based|tuned|meant|labell?ed|marked|called|named|uploaded)\s+"
+    r"|(?=the\s+(?:card|page|author|creator|description)\b))[^,.;:!?—–()]+",
+    re.I,
+)
 # a negative embedding's placement: "put X in the negatives", "X as negative", "in the neg"
 _NEGATIVE_TALK = re.compile(
     r"\b(?:put\s+(?:[\w.-]+\s+){0,3}?)?"
@@ -363,7 +372,7 @@ def parse_intent(
 def _read_talk(intent: Intent) -> None:
     """Phrases that only talk about which file ("the reanime version", "in the negatives"): the prompt leaves
     them out, though their words still say which checkpoint."""
-    for pattern in (_VERSION_TALK, _NEGATIVE_TALK):
+    for pattern in (_VERSION_TALK, _NEGATIVE_TALK, _VERSION_CLAUSE):
         intent.talk_spans.extend(m.span() for m in pattern.finditer(intent.text))
     intent.talk_spans.extend(span for _, span in intent.version_marks[1:])  # the versions of a composition's parts
     intent.selection_spans.extend(m.span() for m in _COLLECTION_TALK.finditer(intent.text))

@@ -47,6 +47,7 @@ from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
 from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
 from personalq.checkin.tokens import field_tokens, fold, is_english, squash
 from personalq.checkin.tokens import words as words_in
+from personalq.checkin.version_notes import by_notes
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.versions import parse_version
 
@@ -896,6 +897,10 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
         used = [c for c in cards if c.last_used_at]
         cards = [max(used, key=lambda c: c.last_used_at)] if used else cards
     cards = _by_order(intent, cards)
+    if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1 and cards[0].description:
+        # versions of one model: what its description says of each may be what the request picks by
+        talked = bool(intent.talk_spans) or "版" in intent.text or "バージョン" in intent.text
+        cards = by_notes(intent.text, cards, cards[0].description, model_name(cards[0]), talked)
     if len(cards) == 1:
         return Decision("selected", cards)
     return Decision("clarify", cards, f"{len(cards)} checkpoints fit: {intent.describe() or _what(ranking)}")

@@ -182,7 +182,8 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show mix c
 _ASKED_WITH = frozenset(
     "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
     "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
-    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
+    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya "
+    "tienes tiene hay tens existe gibt avez".split()  # "¿tienes a rena de elsword?": "do you have"
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
@@ -302,7 +303,7 @@ def _names_not_function_words(lowered: list[str]) -> list[str]:
     said = set(lowered)
     languages = [
         lang
-        for lang in (*REQUEST_LANGUAGES, "ru")
+        for lang in (*REQUEST_LANGUAGES, "ru", "vi")
         if len(said.intersection(_FUNCTION_WORDS_BY_LANGUAGE.get(lang, "").split())) >= 2
         or sum(everyday_in(w, lang) for w in said) >= 2
     ]
@@ -1306,7 +1307,7 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     return spans_
 
 
-_LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no)"
+_LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no|that|which)"
 _INSIDE_NAME = re.compile(rf"(?i)\s+{_LITTLE}\s+")
 # what may stand between the words of one name: "maurice quentin de la tour", "koxia (virtuareal)"
 _INSIDE_RUN = re.compile(rf"(?i)(?:\s+{_LITTLE}){{0,2}}\s+|\s*[(\[]|[)\]]\s*")
