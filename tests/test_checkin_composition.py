@@ -905,3 +905,26 @@ def test_a_word_the_picture_leads_into_is_no_second_model(settings, tmp_path):
     assert chosen_ids(checkin, "midnight, hastur's nightfall lora", NOW) == ["midnight", "night"]
     said = "shikimorix, version 2.0, catching a stray baseball one-handed on the school rooftop"
     assert chosen_ids(checkin, said, NOW) == ["shiki-v2.0"]
+
+
+def test_a_style_said_in_another_language_and_a_bare_weight_with_its_owner(settings, tmp_path):
+    """ "im Stil von xmxz v3.0" and "no estilo sugimori kenz" say a style as "in the style of" does; "pikkiz's
+    remz:0.9" is pikkiz's Remz at 0.9, not a question about every Remz; "as the flower girl" is a part played in the
+    picture, not the Flower Girl LoRA."""
+    cards = [
+        *versions_by_date("takz", ["takz-v1", "takz-768-2"], name="Takz (Azur lane) full LoRA", triggers=["takz"]),
+        *versions_by_date("xmxz", ["v2.0", "v3.0"], name="xmxz", creator="zftlz", tags=["style"]),
+        dict(card_id="sugi", name="Sugimori Kenz 1990s Style", tags=["style"]),
+        dict(card_id="remz", name="Remz | Re:Zerox", creator="pikkiz", tags=["character"], triggers=["remz"]),
+        dict(card_id="remz-b", name="Remz and Ramz cosplay", creator="other", tags=["character"]),
+        dict(card_id="shex", name="Shexz Style LoRA", creator="ekunz", tags=["style"]),
+        dict(card_id="koko", name="Sunohara Kokonz", tags=["character"], triggers=["kokonz"]),
+        dict(card_id="flower", name="Flower Girl", tags=["concept"], triggers=["flowergirl"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    said = "zeichne takz-768-2 an einem niedrigen Tisch, im Stil von xmxz v3.0"
+    assert chosen_ids(checkin, said, NOW) == ["takz-takz-768-2", "xmxz-v3.0"]
+    said = "pikkiz's remz:0.9, eating an ice cream cone on a park bench, ekunz's shexz style lora:0.5"
+    assert sorted(_set(checkin.ask(said, NOW))) == [("remz", 0.9), ("shex", 0.5)]
+    assert chosen_ids(checkin, "sunohara kokonz as the flower girl at a spring wedding", NOW) == ["koko"]

@@ -176,7 +176,9 @@ _WEBUI_NETWORK = re.compile(r"<(?:lora|lyco|locon):(?P<name>[^:<>]+)(?::(?P<weig
 # a name with a WebUI weight joined to it and no brackets: "kanzaki kaori, baroqueai:0.6, holding a katana"; in
 # round brackets it is the WebUI's emphasis of words of the picture ("(pink hair:1.1)"), which stays as written
 _BARE_NETWORK = re.compile(
-    r"(?<![\w:/<.])(?P<name>[^\W\d_][\w.-]*[^\W_]):(?P<weight>[01]?\.\d+|[01])(?![\w.:])(?!\s*\))", re.I
+    r"(?<![\w:/<.'’])(?P<name>(?:[\w.-]+['’]s\s+)?[^\W\d_][\w.-]*[^\W_]):(?P<weight>[01]?\.\d+|[01])(?![\w.:])"
+    r"(?!\s*\))",  # with its owner: "pikkiwynn's rem:0.9"
+    re.I,
 )
 # the WebUI's second prompt written into a request: "a corgi in the rain, negative: blurry, lowres"
 _NEGATIVE = re.compile(r"(?i)(?:^|[\s,.;(])(?:negative(?:\s+prompt)?|negatives|neg)\s*[:=]\s*(?P<negative>.*)$", re.S)

@@ -676,16 +676,28 @@ def read_reference(
     )
 
 
-# a request opening with "<series>的<name>" / "<series>の<name>" and a comma: who, from where ("原神的派蒙，...")
+# a request opening with "<series>的<name>" / "<series>の<name>" and a comma or the kind word it asks for: who, from
+# where ("原神的派蒙，...")
 _CJK = r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]"
-_CJK_ORIGIN = re.compile(rf"^(?P<series>{_CJK}{{2,}}?)[的の](?P<name>{_CJK}{{2,}})(?=\s*[,，、。])")
+_CJK_ORIGIN = re.compile(
+    rf"^(?P<series>{_CJK}{{2,}}?\d*)[的の](?P<name>{_CJK}{{2,}}?)"
+    # then a comma, or the kind word it is asked for with: "ブルアカの狐坂ワカモのLoRAある？", "崩坏3的符华有lora吗"
+    r"(?=\s*[,，、。]|[的の]?\s*(?:lora|locon|embedding|模型|ロラ)|有\s*(?:lora|locon|embedding))",
+    re.I,
+)
 
 
 def origin_first(text: str) -> str:
     """ "原神的芙宁娜，在歌剧院里唱歌" read as "芙宁娜 from 原神，...": the name and its series, each found on its own,
-    as "furina from genshin" is (a series present without the name is then an honest no match that offers it)."""
+    as "furina from genshin" is (a series present without the name is then an honest no match that offers it); so
+    is one asked for with its kind word ("ブルアカの狐坂ワカモのLoRAある？", "崩坏3的符华有lora吗？")."""
     m = _CJK_ORIGIN.match(text)
-    return f"{m.group('name')} from {m.group('series')}{text[m.end() :]}" if m else text
+    if m is None:
+        return text
+    rest = text[m.end() :]
+    if rest[:1] in ("的", "の", "有"):  # "…のLoRAある": the kind word is asked for, not part of the series
+        rest = ", " + rest[1:]
+    return f"{m.group('name')} from {m.group('series')}{rest}"
 
 
 def _opens_scene(word: str, following: str = "") -> bool:
@@ -1136,6 +1148,14 @@ _STYLED = (
     ("look", "like"),
     ("looks", "like"),
     ("done", "in"),
+    # and in the other languages requests come in: "im Stil von ZFTLYs xmx", "no estilo sugimori ken", "nello stile
+    # di ...", "dans le style de ...", "al estilo de ..."
+    ("stil", "von"),
+    ("im", "stil"),
+    ("no", "estilo"),
+    ("estilo", "de"),
+    ("stile", "di"),
+    ("style", "de"),
 )
 
 

@@ -9,6 +9,7 @@ word found in one version's note alone is evidence for that version.
 
 from __future__ import annotations
 
+import os
 import re
 
 from rapidfuzz import fuzz
@@ -21,6 +22,7 @@ NOTE_CHARS = 200  # a version named last in a description: its note runs this fa
 SAME_WORD_RATIO = 85  # "oficial" is "official" (rapidfuzz ratio)
 SHARED_PREFIX = 0.6  # of the shorter word: "blends" is "blend", "easily" is "easier"
 MIN_PREFIX = 4
+EVERYDAY_ENGLISH_ZIPF = 6.0  # words every English text uses ("the", "with", "more"): no note's own
 _NUMBER = re.compile(r"(?i)v?(\d+(?:\.\d+)*)")
 # words of the request that talk about versions and cards, never what one version's note says
 _TALK = frozenset("version versions versión versão card page says said author lora model one build upload".split())
@@ -55,11 +57,13 @@ def notes(description: str, cards: list[StoredCheckpoint]) -> dict[str, str]:
 
 
 def _same(a: str, b: str) -> bool:
+    """Are ``a`` and ``b`` one word in two forms ("blends", "blend"; "easily", "easier") or two spellings of it
+    ("oficial", "official")?"""
     if a == b:
         return True
     if min(len(a), len(b)) < MIN_PREFIX:
         return False
-    shared = len(next((a[:i] for i in range(min(len(a), len(b)), 0, -1) if a[:i] == b[:i]), ""))
+    shared = len(os.path.commonprefix([a, b]))
     return shared >= max(MIN_PREFIX, SHARED_PREFIX * min(len(a), len(b))) or fuzz.ratio(a, b) >= SAME_WORD_RATIO
 
 
@@ -75,7 +79,9 @@ def by_notes(
         return cards
     named = set(words(name))
     asked = {
-        w for w in words(request) if w not in _TALK and w not in named and not (w.isascii() and is_english(w, 6.0))
+        w
+        for w in words(request)
+        if w not in _TALK and w not in named and not (w.isascii() and is_english(w, EVERYDAY_ENGLISH_ZIPF))
     }
     noted = {card_id: set(words(text)) for card_id, text in said.items()}
     found = {card_id: {w for w in asked if any(_same(w, n) for n in note)} for card_id, note in noted.items()}
