@@ -186,34 +186,3 @@ def test_a_label_said_after_labeled_and_a_model_said_with_what_it_does(settings,
     result = checkin.ask("the vtubermakerx lora that spits out vtuber model sheets, the v2 — a fox girl", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["vtx-v2.0"]
     assert result.prompt == "vtubermodelx, a fox girl"
-
-
-def test_a_name_from_a_series_its_card_does_not_name(settings, tmp_path):
-    """ "amatsukx from kancollx" of an "Amatsukx and Shimakx" card that names no series at all is that card (no
-    card of the series has the name), not "no Amatsukx; from KanCollx there is ..."; a card that names another series
-    stays another story's ("albedx from genshix" is not Overlordx's Albedx)."""
-    cards = [
-        dict(
-            card_id="amatsu", name="Amatsukx and Shimakx", tags=["anime", "character", "girl"], triggers=["amatsukx"]
-        ),
-        dict(card_id="haruna", name="Harunx / Kancollx", tags=["character", "kancollx"], triggers=["harunx"]),
-        dict(card_id="naga", name="Naganamx / Kancollx", tags=["character", "kancollx"], triggers=["naganamx"]),
-        dict(card_id="albedo", name="Albedx", tags=["character", "overlordx"], triggers=["albedx"]),
-        dict(card_id="lumine", name="Luminx | Genshix Impact", tags=["character", "genshix"], triggers=["luminx"]),
-    ]
-    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
-
-    assert chosen_ids(checkin, "amatsukx from kancollx, tying her ribbons on a pier at dawn", NOW) == ["amatsu"]
-    assert checkin.ask("albedx from genshix reading a book", NOW).status == "no_match"
-
-
-def test_a_name_and_its_series_asked_for_with_the_kind_word_in_chinese_or_japanese():
-    """ "ブルアカの狐坂ワカモのLoRAある？" and "崩坏3的符华有lora吗？" read as "name from series", as
-    "原神的芙宁娜，..." does, so a series present without the name is an honest no match; the kind word stays out of
-    the series."""
-    from personalq.checkin.reference import origin_first
-
-    assert origin_first("ブルアカの狐坂ワカモのLoRAある？ 燃える街") == "狐坂ワカモ from ブルアカ, LoRAある？ 燃える街"
-    assert origin_first("崩坏3的符华有lora吗？画她在山顶打太极") == "符华 from 崩坏3, lora吗？画她在山顶打太极"
-    assert origin_first("原神的芙宁娜，在歌剧院里唱歌") == "芙宁娜 from 原神，在歌剧院里唱歌"
-    assert origin_first("画一个原神的角色") == "画一个原神的角色"

@@ -247,11 +247,11 @@ def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]
     return found
 
 
-# where the picture places something, or the part someone plays in it: "at midnight", "on the school rooftop", "in a
-# warm ...", "as the flower girl" ("in pastel glow" is how to draw it)
+# where the picture places something, or the part someone plays in it: "at midnight", "on the school rooftop", "as
+# the flower girl" ("in pastel glow" is how to draw it, "in the scorching-hot training outfit" what is worn)
 _ARTICLE = r"(?:a|an|the|this|that|her|his|their|its)\s+"
 _PLACED = re.compile(
-    rf"(?i)(?:\b(?:at|on|under|near|into|inside|behind|beside)\s+(?:{_ARTICLE})?|\b(?:in|as)\s+{_ARTICLE})"
+    rf"(?i)(?:\b(?:at|on|under|near|into|inside|behind|beside)\s+(?:{_ARTICLE})?|\bas\s+{_ARTICLE})"
     r"(?:[^\W\d_]+\s+)?$"
 )
 _ARTICLE_BEFORE = re.compile(r"(?i)\b(?:a|an|the|this|that|her|his|their|its|my)\s+(?:[^\W\d_]+\s+)?$")

@@ -674,8 +674,7 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
         return False  # a description paraphrases ("the lora for cute little chibi trains")
     if _another_compound(reference, candidate):
         return True
-    # (the series said is no name of who: "amatsukaze from kancolle" of a card that names no series)
-    names = [k for k in naming - candidate.matched - reference.series if _a_name(reference.words[k].forms[0])]
+    names = [k for k in naming - candidate.matched if _a_name(reference.words[k].forms[0])]
     if not names:
         return False
     card = candidate.card

@@ -182,8 +182,7 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show mix c
 _ASKED_WITH = frozenset(
     "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
     "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
-    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya "
-    "tienes tiene hay tens existe gibt avez".split()  # "¿tienes a rena de elsword?": "do you have"
+    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
@@ -676,28 +675,16 @@ def read_reference(
     )
 
 
-# a request opening with "<series>的<name>" / "<series>の<name>" and a comma or the kind word it asks for: who, from
-# where ("原神的派蒙，...")
+# a request opening with "<series>的<name>" / "<series>の<name>" and a comma: who, from where ("原神的派蒙，...")
 _CJK = r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]"
-_CJK_ORIGIN = re.compile(
-    rf"^(?P<series>{_CJK}{{2,}}?\d*)[的の](?P<name>{_CJK}{{2,}}?)"
-    # then a comma, or the kind word it is asked for with: "ブルアカの狐坂ワカモのLoRAある？", "崩坏3的符华有lora吗"
-    r"(?=\s*[,，、。]|[的の]?\s*(?:lora|locon|embedding|模型|ロラ)|有\s*(?:lora|locon|embedding))",
-    re.I,
-)
+_CJK_ORIGIN = re.compile(rf"^(?P<series>{_CJK}{{2,}}?)[的の](?P<name>{_CJK}{{2,}})(?=\s*[,，、。])")
 
 
 def origin_first(text: str) -> str:
     """ "原神的芙宁娜，在歌剧院里唱歌" read as "芙宁娜 from 原神，...": the name and its series, each found on its own,
-    as "furina from genshin" is (a series present without the name is then an honest no match that offers it); so
-    is one asked for with its kind word ("ブルアカの狐坂ワカモのLoRAある？", "崩坏3的符华有lora吗？")."""
+    as "furina from genshin" is (a series present without the name is then an honest no match that offers it)."""
     m = _CJK_ORIGIN.match(text)
-    if m is None:
-        return text
-    rest = text[m.end() :]
-    if rest[:1] in ("的", "の", "有"):  # "…のLoRAある": the kind word is asked for, not part of the series
-        rest = ", " + rest[1:]
-    return f"{m.group('name')} from {m.group('series')}{rest}"
+    return f"{m.group('name')} from {m.group('series')}{text[m.end() :]}" if m else text
 
 
 def _opens_scene(word: str, following: str = "") -> bool:

@@ -262,18 +262,6 @@ def _clips_series(card: StoredCheckpoint, said: list[QueryWord]) -> bool:
     )
 
 
-# tags that say what a card draws, not where it is from
-_UNSERIED_TAGS = frozenset(
-    "anime character characters girl girls woman women female male boy boys man men cute realistic photorealistic "
-    "person people concept clothing style 1girl waifu".split()
-) | {"game character", "video game"}
-
-
-def _says_no_series(card: StoredCheckpoint) -> bool:
-    """Does the card name no series of its own: one title in its name, and only tags of what it draws?"""
-    return len(titles.segments(model_name(card))) < 2 and all(t.casefold() in _UNSERIED_TAGS for t in card.tags)
-
-
 def _from_series(index: SelectionIndex, reference: Reference, candidates: list[Ranked]) -> bool:
     """ "ryo yamada from bocchi the rock": a name (a word few models or none have) must be found on its own (an "Anna
     Yamada" or a Bocchi model each cover half of the phrase; "the girl from spirited away" is a role, not a name),
@@ -316,12 +304,6 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
             if series[index.position[r.card.id]] >= least and _titled(r.card, head_words, series_words)
         }
         named = named or bool(titled)
-    # "amatsukaze from kancolle" of an "Amatsukaze and Shimakaze" card that says no series at all: where no card of
-    # the series has the name, the name's card is the one (it is from no other series)
-    of_series_named = any(
-        series[index.position[r.card.id]] >= least and head[index.position[r.card.id]] >= FULL_COVERAGE
-        for r in candidates
-    )
     for r in candidates:
         i = index.position[r.card.id]
         # a card whose name has the whole name needs only some of the series' words: "lana from pokemon sun n moon"
@@ -333,14 +315,6 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
             and all(card_fields(r.card)["name"].intersection(word.forms) for word in head_words)
         )
         clipped = series[i] < least and _clips_series(r.card, series_words)
-        unseried = (
-            named
-            and not of_series_named
-            and head[i] >= FULL_COVERAGE
-            and all(card_fields(r.card)["name"].intersection(word.forms) for word in head_words)
-            and _says_no_series(r.card)
-        )
-        called = called or unseried
         r.of_series, r.series = not known or series[i] >= least or called or clipped, float(said_words[i])
         if not known and not unspaced and len(titles.segments(model_name(r.card))) >= 2 and not clipped:
             r.of_series = False  # "fiona from shrek": "Fiona Frost | SPY x FAMILY" says it is another story's
