@@ -77,7 +77,7 @@ def _labels_said(text: str, spells_file: Callable[[str], bool]) -> list[tuple[in
     found = []
     for m in _LABELLED.finditer(text):
         chunks = list(_CHUNK.finditer(text, m.end()))[:LABEL_WORDS]
-        chunks = [c for k, c in enumerate(chunks) if not re.search(r"[,.;:!?—–()\"”]", text[m.end() : c.start()])]
+        chunks = [c for c in chunks if not re.search(r"[,.;:!?—–()\"”]", text[m.end() : c.start()])]
         for last in reversed(chunks):
             if spells_file(said := text[m.end() : last.end()]) and not says_base(said):
                 found.append((m.end(), last.end()))
@@ -246,7 +246,7 @@ _KEYED = re.compile(rf"(?i){STRENGTH_KEY}|neg|negative|cfg|steps|seed|lora|lyco|
 
 
 # an embedding called by its token, as sd-concepts-library writes it: "tylee in ba sing se, <kojima-ayami> style"
-_EMBEDDING_TOKEN = re.compile(r"<(?P<name>[^\W_][\w.'-]*[^\W_]|[^\W_])>(?P<kind>\s+(?:style|embedding|ti)\b)?", re.I)
+_EMBEDDING_TOKEN = re.compile(r"<(?P<name>[^\W_][\w.'-]*[^\W_]|[^\W_])>(?:\s+(?:style|embedding|ti)\b)?", re.I)
 
 
 def _bracketed(text: str) -> str:
