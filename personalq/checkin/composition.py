@@ -254,7 +254,7 @@ _PLACED = re.compile(
     rf"(?i)(?:\b(?:at|on|under|near|into|inside|behind|beside)\s+(?:{_ARTICLE})?|\bas\s+{_ARTICLE})"
     r"(?:[^\W\d_]+\s+)?$"
 )
-_ARTICLE_BEFORE = re.compile(r"(?i)\b(?:a|an|the|this|that|her|his|their|its|my)\s+(?:[^\W\d_]+\s+)?$")
+_ARTICLE_BEFORE = re.compile(rf"(?i)\b(?:{_ARTICLE}|my\s+)(?:[^\W\d_]+\s+)?$")
 
 
 def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
@@ -371,8 +371,9 @@ _MODEL_WORDS = re.compile(
     r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
 )
 # a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
-_DESCRIBING_KIND = re.compile(r"(?i)\s+(?:lora|locon|lycoris|embedding|model)\s+(?:that|which)\s+")
-_DESCRIBED = re.compile(r"(?i)\b(?:lora|locon|lycoris|embedding|model)\s+(?:that|which|for|to)\s+$")
+_DESCRIBED_KINDS = r"(?:lora|locon|lycoris|embedding|model)"
+_DESCRIBING_KIND = re.compile(rf"(?i)\s+{_DESCRIBED_KINDS}\s+(?:that|which)\s+")
+_DESCRIBED = re.compile(rf"(?i)\b{_DESCRIBED_KINDS}\s+(?:that|which|for|to)\s+$")
 _OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
 # a kind word before the name, as Romance languages put it: "con el lora de european towns", "le lora du ..."

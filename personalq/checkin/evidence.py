@@ -291,7 +291,7 @@ class SelectionIndex:
         self._embeddings: dict[str, list[int]] = defaultdict(list)  # squashed trained words -> embeddings on them
         for i, (card, family) in enumerate(zip(cards, self.family_of)):
             # a trigger written as a tag list ("yuzu,yuzuhalo") trains each of its tags
-            said = (*card.triggers, *card.prompt_triggers)
+            said = card.trigger_words
             tags = (tag for t in said if "," in t for tag in t.split(","))
             for trained in {squash(t) for t in (*said, *tags)} - {""}:
                 self._trained[trained].add(family)

@@ -109,13 +109,14 @@ def version_matches(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     numbers += [tuple(int(p) for p in n.split(".")) for n in re.findall(r"\d+(?:\.\d+)*", label)]
     # a file's name drops the dots: "realisticVisionV20_v20" is 2.0, "cardosAnimatedv20" 2.0, "revAnimated_v122" 1.2.2
     numbers += [tuple(int(d) for d in n) for n in re.findall(r"(?i)(?<=[^\W\d])v(\d{2,3})(?![\d.])", label)]
-    for parts in numbers:
-        padded = parts + (0,) * max(0, len(wanted) - len(parts))
-        if padded[: len(wanted)] == wanted and (
-            len(parts) <= len(wanted) or all(p == 0 for p in parts[len(wanted) :])
-        ):
-            return True
-    return False
+    return any(_says_number(parts, wanted) for parts in numbers)
+
+
+def _says_number(parts: tuple[int, ...], wanted: tuple[int, ...]) -> bool:
+    """Is the version number ``parts`` the ``wanted`` one, as written shorter or longer ("2" and "2.0" are 2.0; "2.1"
+    is not 2)?"""
+    padded = parts + (0,) * max(0, len(wanted) - len(parts))
+    return padded[: len(wanted)] == wanted and all(p == 0 for p in parts[len(wanted) :])
 
 
 def _lettered(card: StoredCheckpoint, letter: str) -> bool:
@@ -126,8 +127,7 @@ def _lettered(card: StoredCheckpoint, letter: str) -> bool:
 def _opens_with(wanted: tuple[int, ...], card: StoredCheckpoint) -> bool:
     """Is ``wanted`` the number the card's version label opens with ("v3" of "v3_no_flip", "v2" of "v2.0-r4")?"""
     parts = parse_version(card.version).parts
-    padded = parts + (0,) * max(0, len(wanted) - len(parts))
-    return bool(parts) and padded[: len(wanted)] == wanted and all(p == 0 for p in parts[len(wanted) :])
+    return bool(parts) and _says_number(parts, wanted)
 
 
 def _excluded(card: StoredCheckpoint, banned: set[str], scope: Scope = "all") -> bool:
