@@ -7,6 +7,7 @@ engine by default, or an LLM backend that falls back to it on any failure.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import logging
 import re
 import time
@@ -76,7 +77,7 @@ def _labels_said(text: str, spells_file: Callable[[str], bool]) -> list[tuple[in
     1.5") stays the base it says."""
     found = []
     for m in _LABELLED.finditer(text):
-        chunks = list(_CHUNK.finditer(text, m.end()))[:LABEL_WORDS]
+        chunks = list(itertools.islice(_CHUNK.finditer(text, m.end()), LABEL_WORDS))
         chunks = [c for c in chunks if not re.search(r"[,.;:!?—–()\"”]", text[m.end() : c.start()])]
         for last in reversed(chunks):
             if spells_file(said := text[m.end() : last.end()]) and not says_base(said):
