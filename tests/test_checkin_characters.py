@@ -77,6 +77,21 @@ CARDS = [
         ["character", "moon garden", "月之庭"],
         "2023-04-05",
     ),
+    # three girls called Akiro; two cards give her first name only
+    ("akiro", "Akiro Bunny Girl (Harbor Days)", "akiro", "v1", ["akiro bunny"], ["character"], "2023-04-10"),
+    ("akiro-maid", "Akiro Maid Outfit (Ember Coast)", "akiromaid", "v1", ["akiromaid"], ["character"], "2023-04-11"),
+    ("akiro-t", "Akiro Tsune", "akirot", "v1", ["akirotsune"], ["character"], "2023-04-12"),
+    # one girl by two makers: one card names her in English, the other in Chinese, with her name in tags and trigger
+    ("nika-a", "Nika / ニカ (Glass Orchard)", "nikaa", "v3", ["nika", "1girl", "halo"], ["character"], "2023-02-11"),
+    (
+        "nika-b",
+        "琉璃果园-妮卡 ニカ（Glass Orcharda）",
+        "nikab",
+        "Nika:v1.0",
+        ["nika", "halo"],
+        ["character", "nika", "glass orchard"],
+        "2023-02-15",
+    ),
 ]
 
 CREATORS = {
@@ -88,7 +103,11 @@ CREATORS = {
     "ren-b": "tidewright",
 }
 
-DESCRIPTIONS = {"kit-1": "Mochi's little sister Kit.", "kit-2": "Mochi's little sister Kit, retrained."}
+DESCRIPTIONS = {
+    "kit-1": "Mochi's little sister Kit.",
+    "kit-2": "Mochi's little sister Kit, retrained.",
+    "nika-a": "Nika of Glass Orchard. This is a very old LoRA; use any of the tags.",
+}
 
 
 @pytest.fixture
@@ -437,6 +456,26 @@ def test_a_series_and_name_joined_by_a_particle(checkin, request_text, expected)
         assert "from 月之庭 there is Sakuya" in result.reason
 
 
+def test_a_series_no_card_has_offers_nothing_from_it(checkin):
+    """ "月之花" shares a character pair with "月之庭" only: the honest no match lists no series' models, and says
+    the name as written, not its pairs."""
+    result = checkin.ask("月之花的芙宁娜，在花园里喝茶", NOW)
+    assert result.status == "no_match"
+    assert "there is" not in result.reason and "芙宁娜" in result.reason and "芙宁 宁娜" not in result.reason
+
+
+def test_a_name_from_a_series_asked_in_vietnamese(checkin):
+    """ "có lora X của Y không?" is "is there a lora of X from Y?": the kind word leads into the name and "của" into
+    the series, so both of her models fit and Check-in asks, as it does in English."""
+    for request_text in (
+        "có lora nika của glass orchard không? cô bé đọc sách trong thư viện",
+        "nika from glass orchard reading in a library",
+    ):
+        result = checkin.ask(request_text, NOW)
+        assert result.status == "clarify", request_text
+        assert sorted(i for o in result.options for i in o.checkpoint_ids) == ["nika-a", "nika-b"]
+
+
 @pytest.mark.parametrize(
     "request_text, expected",
     [
@@ -584,3 +623,22 @@ def test_a_sign_off_after_a_series_is_no_part_of_it_and_one_of_them_is_the_pictu
     assert sorted(o.label for o in result.options) == ["Tomas Reyes (Overcast)", "Vessa Quill"]
     result = checkin.ask("mountain vista lora, three hikers, one of them waving", NOW)
     assert result.checkpoint_id == "mountain" and "one of them waving" in result.prompt
+
+
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        # a surname no card has heard of: no Akiro we have is that one
+        ("kurozawa akiro lora? on a theater stage under a spotlight", ("no_match", None)),
+        ("akiro bunny girl on a theater stage under a spotlight", ("selected", "akiro")),
+        # a misspelt word is no unheard name: two letters swapped, or nearly the same
+        ("harbor dyas akiro bunny on a theater stage under a spotlight", ("selected", "akiro")),
+        ("akiro bunnny girl on a theater stage under a spotlight", ("selected", "akiro")),
+        # the series said first, then a name no card has: no Glass Orchard girl we have is her
+        ("glass orchard korvina lora, reading on a train", ("no_match", None)),
+        ("overcast korvina, reading in a library", ("no_match", None)),
+    ],
+)
+def test_a_name_no_card_has_heard_of_is_someone_else(checkin, request_text, expected):
+    result = checkin.ask(request_text, NOW)
+    assert (result.status, result.checkpoint_id) == expected

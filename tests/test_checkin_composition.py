@@ -928,3 +928,45 @@ def test_a_style_said_in_another_language_and_a_bare_weight_with_its_owner(setti
     said = "pikkiz's remz:0.9, eating an ice cream cone on a park bench, ekunz's shexz style lora:0.5"
     assert sorted(_set(checkin.ask(said, NOW))) == [("remz", 0.9), ("shex", 0.5)]
     assert chosen_ids(checkin, "sunohara kokonz as the flower girl at a spring wedding", NOW) == ["koko"]
+
+
+def test_who_made_a_part_said_the_way_other_languages_say_it(settings, tmp_path):
+    """ "la arix lunz de mochainkz", "arix lunz van pixelfernz", "par PixelFernz", "mochainkzのarix lunz" say whose
+    model as "by" and "'s" do: each picks that creator's Arix among two; "quiero a la ..." asks, it names nothing. A
+    word after "de" that no creator is keeps its own reading ("estilo de hazeblumz" is the style)."""
+    cards = [
+        dict(card_id="arix-m", name="Arix Lunz", creator="mochainkz", tags=["character"], triggers=["arixlunz"]),
+        dict(card_id="arix-p", name="Arix Lunz (Glass Orchard)", creator="pixelfernz", tags=["character"]),
+        dict(card_id="haze", name="Hazeblumz Style", creator="glasswickz", tags=["style"], triggers=["hazeblumz"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    said = "quiero a la arix lunz de mochainkz paseando bajo la nieve, estilo hazeblumz porfa"
+    assert chosen_ids(checkin, said, NOW) == ["arix-m", "haze"]
+    assert chosen_ids(checkin, "maak een plaatje van arix lunz van pixelfernz op het strand", NOW) == ["arix-p"]
+    assert chosen_ids(checkin, "arix lunz par PixelFernz, elle lit un livre au coin du feu", NOW) == ["arix-p"]
+    # the words after the handle are the picture's, not a name ("che addenta un panino")
+    said = "fammi arix lunz di mochainkz che addenta un panino gigante, con lo stile hazeblumz"
+    assert chosen_ids(checkin, said, NOW) == ["arix-m", "haze"]
+    result = checkin.ask("mochainkzのarix lunzが雨の中を歩いてる、hazeblumzの画風で", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["arix-m", "haze"]
+    assert "mochainkz" not in result.prompt and "雨の中を歩いてる" in result.prompt
+    assert checkin.ask("arix lunz paseando bajo la nieve, estilo de hazeblumz", NOW).status == "clarify"
+    said = "pixelfernz의 arix lunz가 카페에 앉아 있는 그림, hazeblumz 그림체로"
+    assert chosen_ids(checkin, said, NOW) == ["arix-p", "haze"]
+
+
+def test_a_webui_tag_names_the_file_a_trained_word_tags(settings, tmp_path):
+    """A card whose trained word is its own WebUI tag ("<lora:IcfgirlxLora_v40:1>") is the file that tag loads, though
+    its version says v2.0: "<lora:IcfgirlxLora_v40:0.8>" picks it at 0.8, beside another tagged part."""
+    first, second = versions_by_date("icf", ["v1.0", "v2.0"], name="Icfgirlx LoRa", tags=["character"])
+    cards = [
+        first | {"triggers": ["(xx)"]},
+        second | {"triggers": ["<lora:IcfgirlxLora_v40:1>"]},
+        dict(card_id="honey", name="Honeyx", version="Honeyx_v01", tags=["style"], triggers=["honeyx"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("<lora:IcfgirlxLora_v40:0.8> girl waiting at a bus stop in the rain, <lora:Honeyx:0.5>", NOW)
+    assert sorted(_set(result)) == [("honey", 0.5), ("icf-v2.0", 0.8)]
+    assert "<" not in result.prompt and "waiting at a bus stop in the rain" in result.prompt

@@ -7,6 +7,8 @@ import datetime as dt
 
 from factories import checkin_among_many, chosen_ids, option_ids, versions_by_date
 
+from personalq.checkin.tokens import pair_sounds
+
 NOW = dt.datetime(2024, 3, 1, 12)
 ISLE = dict(type="TextualInversion", creator="quietfern")
 
@@ -30,6 +32,9 @@ CARDS = [
         ]
     ],
     *versions_by_date("iso-sets", ["1900", "400"], name="Isle TI sets", triggers=["isle_dreams"], **ISLE),
+    dict(card_id="wakana", name="Kosaka Wakana (Blue Lantern)", tags=["character"], triggers=["wakana_bl"]),
+    dict(card_id="wakame", name="Konbu Wakame Style", tags=["style"], triggers=["wakamestyle"]),
+    dict(card_id="nia", name="Himesora Nia Character LoRA", tags=["character"], triggers=["himenia"]),
 ]
 
 
@@ -186,3 +191,23 @@ def test_a_label_said_after_labeled_and_a_model_said_with_what_it_does(settings,
     result = checkin.ask("the vtubermakerx lora that spits out vtuber model sheets, the v2 — a fox girl", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["vtx-v2.0"]
     assert result.prompt == "vtubermodelx, a fox girl"
+
+
+def test_a_name_written_by_its_sound_in_katakana_or_hangul(settings, tmp_path):
+    """Katakana and hangul write a name by its sound, which the card writes in Latin letters: "ワカナ" is Wakana,
+    "히메소라 니아" Himesora Nia. A sound is matched as written, never as a typo ("ワカモ" is no "Wakame")."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    assert chosen_ids(checkin, "狐坂ワカナのLoRAで、月夜の屋根の上に立ってる", NOW) == ["wakana"]
+    assert chosen_ids(checkin, "히메소라 니아 로라 있어? 벚꽃 아래에서 크레페 먹는 장면", NOW) == ["nia"]
+    assert "wakame" not in chosen_ids(checkin, "ワカモのLoRAある？海辺で笑ってる", NOW)
+    assert pair_sounds("狐坂ワカモの") == [("狐坂",), ("坂ワ",), ("ワカ", "wakamo"), ("カモ", "wakamo"), ("モの",)]
+
+
+def test_a_japanese_sentence_after_a_latin_name_is_the_picture(settings, tmp_path):
+    """ "kosaka wakanaが雨の中を歩いてる": the particle goes on with the sentence, which the prompt keeps."""
+    checkin = checkin_among_many(settings, tmp_path / "cards", CARDS)
+
+    result = checkin.ask("kosaka wakanaが雨上がりの商店街を傘をさして歩いてる", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["wakana"]
+    assert "雨上がりの商店街を傘をさして歩いてる" in result.prompt

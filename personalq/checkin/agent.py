@@ -36,6 +36,7 @@ from personalq.checkin.reasoning import Decision, decide, narrow, rank, rules_ou
 from personalq.checkin.reference import (
     KIND_WORDS,
     Reference,
+    makers_in_english,
     name_as_said,
     name_position,
     naming_spans,
@@ -381,10 +382,13 @@ class CheckIn:
             raise InvalidRequest(
                 f"An image takes at most {MAX_CHECKPOINTS} checkpoints; this request names {len(tags)}."
             )
-        query = origin_first(re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,"))
         now = now or dt.datetime.now()
         self.cache.refresh()
-        query = linked_models(query, self.cache.index())
+        index = self.cache.index()
+        query = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,")
+        query = origin_first(query)
+        query = makers_in_english(query, index.is_creator, index.only_creator)
+        query = linked_models(query, index)
         intent, reference = self._understand(query, now, tagged=named_by_tag)
         tagged = [self._tag_part(name, weight, now) for name, weight in tags]
         composition = compose(self.cache, intent, reference, self._decide, tagged)

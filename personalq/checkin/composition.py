@@ -19,7 +19,7 @@ from personalq.checkin.evidence import card_fields, model_name, numbered_titles
 from personalq.checkin.intent import Intent, version_number
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
-from personalq.checkin.reference import KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference
+from personalq.checkin.reference import KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference, wanting_words
 from personalq.checkin.retrieval import (
     HEAD_COVERAGE,
     NAME_RARITY,
@@ -225,7 +225,9 @@ def _named_opening(
             spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
-        ranking = retrieve(cache, intent, _part_reference(reference, kept, groups))
+        # the part is its kept words now: the maker said beside them is theirs ("la arix by mochainkz ...")
+        as_kept = [kept if group == words else group for group in groups]
+        ranking = retrieve(cache, intent, _part_reference(reference, kept, as_kept))
         if _names_model(cache, ranking, kept):
             return kept, ranking
     return None
@@ -500,6 +502,8 @@ def compose(
     groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
     # "yam negative in the negative prompt": words that say where a file goes name no second model
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
+    wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
+    groups = [g - wanting for g in groups if g - wanting]
     groups += _trained_words(cache, reference, groups)
     if len(groups) + len(tagged) < 2:
         return None

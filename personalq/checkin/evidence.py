@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from personalq.checkin import titles
 from personalq.checkin.aliases import description_aliases
@@ -53,6 +54,7 @@ FUZZY_SURE_RATIO = 84.0
 FUZZY_OTHER_START_RATIO = 90.0  # a near spelling that does not start with the same letter
 PREFIX_MIN_LENGTH = 4
 PREFIX_SIMILARITY = 0.75
+HEARD_SIMILARITY = 0.8  # of a near spelling, for a word to be a misspelling of it rather than another name
 LONG_VOWEL_SIMILARITY = 0.75  # "kozuki" of "Kouzuki": the same name, yet one written as said counts more
 STRONG_FIELD = FIELD_WEIGHTS["subject"]  # fields at least this strong say who a checkpoint is
 MAX_JOINED = 3  # "gost busters" -> "gostbusters"
@@ -121,6 +123,16 @@ class QueryWord:
     forms: tuple[str, ...]
     position: int
     weight: float = 1.0
+
+
+# the file a WebUI tag loads: "<lora:IcfgirlLora_v40:1>"
+_TAGGED_FILE = re.compile(r"<(?:lora|lyco|locon):([^:<>]+)(?::[^<>]*)?>", re.I)
+
+
+def _sounded(word: QueryWord, form: str) -> bool:
+    """Is ``form`` the romanization of the katakana or hangul ``word`` (a character pair) stands in? A sound is
+    matched as written: "wakamo" is no typo of "wakame"."""
+    return is_unspaced(word.forms[0]) and not is_unspaced(form)
 
 
 @dataclass
@@ -212,8 +224,11 @@ class SelectionIndex:
         # a WebUI tag names its file: "<lora:mochi_corgi_v2:0.8>" is the card whose weights are mochi_corgi_v2.*
         self.by_file_stem: dict[str, list[StoredCheckpoint]] = defaultdict(list)
         for card in cards:
-            if card.weights:
-                self.by_file_stem[weights_name(card.weights).casefold()].append(card)
+            # its own file, or the file a trained word written as a WebUI tag names ("<lora:IcfgirlLora_v40:1>")
+            stems = {weights_name(card.weights).casefold()} if card.weights else set()
+            stems |= {m.group(1).casefold() for t in card.triggers for m in _TAGGED_FILE.finditer(t)}
+            for stem in stems:
+                self.by_file_stem[stem].append(card)
         self.family_of = [c.family or c.id for c in cards]
         per_card = [card_fields(c) for c in cards]
         self._creators = set().union(*(fields["creator"] for fields in per_card))
@@ -455,13 +470,16 @@ class SelectionIndex:
         values = np.array(list(postings.values()), dtype=np.float64).reshape(-1, 2)
         return np.fromiter(postings, dtype=np.int64), values[:, 0], values[:, 1]
 
-    def _near(self, text: str, prefix: bool = True, joined: bool = False) -> list[tuple[str, float]]:
-        """Vocabulary tokens ``text`` stands for: itself, a typo of it, or a prefix of a longer name. Words
-        ``joined`` into one text ("p5makoto") may differ in their first letter from the name they spell."""
+    def _near(
+        self, text: str, prefix: bool = True, joined: bool = False, typos: bool = True
+    ) -> list[tuple[str, float]]:
+        """Vocabulary tokens ``text`` stands for: itself, a typo of it (unless not ``typos``), or a prefix of a
+        longer name. Words ``joined`` into one text ("p5makoto") may differ in their first letter from the name they
+        spell."""
         found: list[tuple[str, float]] = []
         if text in self.idf:
             found.append((text, 1.0))
-        elif len(text) >= FUZZY_MIN_LENGTH and not is_unspaced(text):
+        elif typos and len(text) >= FUZZY_MIN_LENGTH and not is_unspaced(text):
             pool = [
                 t
                 for n in range(len(text) - 2, len(text) + 3)
@@ -510,10 +528,28 @@ class SelectionIndex:
     def mass(self, word: QueryWord) -> float:
         """How much naming ``word`` says: the inverse family frequency of what it stands for, or, for a word
         the repository has never seen, as much as its rarest word (it names something we do not have)."""
-        known = [self.name_idf.get(t, self.idf[t]) * s for form in word.forms for t, s in self._near(form)]
+        known = [
+            self.name_idf.get(t, self.idf[t]) * s
+            for form in word.forms
+            for t, s in self._near(form, typos=not _sounded(word, form))
+        ]
         if known:
             return max(known)
         return 0.0 if is_unspaced(word.forms[0]) else self.max_idf
+
+    def heard_of(self, word: QueryWord) -> bool:
+        """Does some card have ``word`` as written or misspelt: nearly the same ("sweatr" of "sweater"), or two letters
+        swapped ("sowrd" of "sword")? Another name one letter apart ("kurokawa", "Kurosawa") is not it."""
+        for form in word.forms:
+            if any(similarity >= HEARD_SIMILARITY for _, similarity in self._near(form, prefix=False)):
+                return True
+            letters = sorted(form)
+            if any(
+                sorted(token) == letters and OSA.distance(form, token) == 1
+                for token in self._by_length.get(len(form), ())
+            ):
+                return True
+        return False
 
     def rarity(self, word: QueryWord) -> float:
         """The inverse family frequency of ``word`` as written (no near spellings), the rarest word's for one no card
@@ -652,7 +688,11 @@ class SelectionIndex:
         labelled: dict[int, set[int]] = defaultdict(set)
         for at, (start, end, text, prefix) in enumerate(spans):
             having = np.zeros(n, dtype=bool)
-            near = [(text, 1.0)] if at in shortened else self._near(text, prefix, joined=at >= single)
+            if at in shortened:
+                near = [(text, 1.0)]
+            else:
+                sounded = at < single and _sounded(query[start], text)
+                near = self._near(text, prefix and not sounded, joined=at >= single, typos=not sounded)
             for token, similarity in near:
                 for i in self._label.get(token, ()) if similarity == 1.0 and at not in shortened else ():
                     labelled[i].update(range(start, end))

@@ -43,9 +43,9 @@ from personalq.checkin.reference import (
     Reference,
     labels_number,
 )
-from personalq.checkin.retrieval import FULL_COVERAGE, Ranked, Ranking
+from personalq.checkin.retrieval import FULL_COVERAGE, UNSPACED_SERIES_COVERAGE, Ranked, Ranking
 from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
-from personalq.checkin.tokens import field_tokens, fold, is_english, squash
+from personalq.checkin.tokens import field_tokens, fold, is_english, is_unspaced, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.checkin.version_notes import by_notes
 from personalq.repository.card import StoredCheckpoint
@@ -477,10 +477,9 @@ def _by_order(intent: Intent, cards: list[StoredCheckpoint]) -> list[StoredCheck
 
 def _what(ranking: Ranking) -> str:
     reference = ranking.reference
-    named = [reference.words[i].forms[0] for i in sorted(reference.phrase)] or [
-        w.forms[0] for w in reference.words[:3]
-    ]
-    return " ".join(dict.fromkeys(named)) or "that"
+    if reference.phrase:
+        return reference.written(reference.phrase)
+    return " ".join(dict.fromkeys(w.forms[0] for w in reference.words[:3])) or "that"
 
 
 def _series_reason(ranking: Ranking, from_series: list[StoredCheckpoint]) -> str:
@@ -573,7 +572,7 @@ def decide(intent: Intent, ranking: Ranking) -> Decision:
     candidates = _named_candidates(ranking)
     if isinstance(candidates, Decision):
         return candidates
-    others = [r for r in candidates if not _someone_else(ranking.reference, r)]
+    others = [r for r in candidates if not _someone_else(ranking.reference, r, ranking.unheard)]
     if not others:
         written = ranking.reference.written(ranking.reference.phrase or ranking.reference.head)
         nearest = [r.card for r in candidates[:3]]
@@ -644,6 +643,10 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
                 reason = f"Close candidates exist, but none of them is by {ranking.maker_missing}."
                 return Decision("no_match", [], reason, nearest)
             said = max((r.series for r in ranking.candidates if r.of_series and r.coverage == 0.0), default=0.0)
+            series_said = [ranking.reference.words[k].forms[0] for k in ranking.reference.series]
+            if all(is_unspaced(form) or form.isdigit() for form in series_said):
+                # a few character pairs ("ブル" of "ブルアカ") are in many unrelated names: no card has that series
+                said = said if said >= UNSPACED_SERIES_COVERAGE else 0.0
             # the series said whole where some card says it whole: "back to the future", not only its "back"
             from_series = [
                 r.card for r in ranking.candidates if r.of_series and r.coverage == 0.0 and 0.0 < said <= r.series
@@ -662,13 +665,15 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     return candidates
 
 
-def _someone_else(reference: Reference, candidate: Ranked) -> bool:
+def _someone_else(reference: Reference, candidate: Ranked, unheard: frozenset[int] = frozenset()) -> bool:
     """Is ``candidate`` called by another name than the request's: a name among the words that name what it wants
     (a word no English text uses) that the candidate lacks, and one in the candidate's own name outside brackets that
     the request lacks ("sasuke uchiha" is not "ItachiUchiha style", nor "colette brunel tales of symphonia" "Presea
     Combatir (Tales of Symphonia)": a surname or the series they share does not make them one)? A word near another
     ("hukee", "Huke"; "konyconis", "konyconi") is the same word. One that has none of the naming words is found by
-    other words, and so is one that has only the last word of a thing's two-word name (:func:`_another_compound`)."""
+    other words, and so is one that has only the last word of a thing's two-word name (:func:`_another_compound`).
+    A name among the ``unheard`` words, which no card has at all, is another character's (a style's name may hold a
+    rare word of the picture: "hedcut stippled portrait")."""
     naming = reference.phrase or reference.head
     if reference.described:
         return False  # a description paraphrases ("the lora for cute little chibi trains")
@@ -686,6 +691,8 @@ def _someone_else(reference: Reference, candidate: Ranked) -> bool:
         names = [k for k in names if reference.words[k].forms[0] not in shortened]
     if not names:
         return False
+    if unheard.intersection(names) and is_character(card):
+        return True  # a name no card has heard of: "nikke privaty" is no other Nikke, "kurokawa akane" no other Akane
     if not naming & candidate.matched:
         return True  # none of the naming words: found by the picture's ("... with angel wings out")
     if not any({k - 1, k + 1} & candidate.matched for k in names):

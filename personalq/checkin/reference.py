@@ -31,6 +31,7 @@ from personalq.checkin.tokens import (
     is_coined,
     is_english,
     is_unspaced,
+    pair_sounds,
     spans,
     squash,
 )
@@ -149,7 +150,7 @@ PICTURE_NOUNS = frozenset(
     "ritratto immagine disegno картинка портрет фото рисунок изображение".split()
 )
 # words that say where a character is from: the series follows ("albedo from genshin", "anya de spy x family")
-_ORIGIN = frozenset("from de des du da di del aus von dari из от".split())
+_ORIGIN = frozenset("from de des du da di del aus von dari của из от".split())
 # words ending in "-ing" that are nouns of names rather than what a subject does
 _ING_NOUNS = frozenset(
     "king viking ring wing thing string spring sterling darling sling morning evening "
@@ -179,10 +180,15 @@ ACTION_VERBS = frozenset("draw make paint render generate create give show mix c
 # words that open a request before it names anything ("can you draw me ...", "pls")
 # greetings and the words a request asks with, in several languages ("ok so i want", "gimme", "pull up", "do i have",
 # "is there", "hola! quiero", "salut, je voudrais"): they name nothing
-_ASKED_WITH = frozenset(
-    "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
-    "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
-    "quiero queria quería quero je veux voudrais möchte mochte vorrei voglio mau aku saya".split()
+# "I want" in other languages: a word no name is ("quiero a la yoruichi ...")
+_WANT = frozenset("quiero queria quería quero veux voudrais möchte mochte vorrei voglio".split())
+_ASKED_WITH = (
+    frozenset(
+        "can could would you u pls plz please want need id i'd have got do is are there gimme give me pull up "
+        "ok okay so hey hi hello yo hola salut oi olá ola hallo ciao halo hai привет ugh um uh hmm welp oh ah alright "
+        "je mau aku saya".split()
+    )
+    | _WANT
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
@@ -197,11 +203,14 @@ _LEADING = (
         "zeichne zeichnen erstelle mach male bitte kannst könntest "
         "desenhe desenha faça faca gere disegna disegnami fai "
         "crea gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
+        "fammi gera gerar maak teken genereer wygeneruj narysuj vygeneruj nakresli generuj skapa generera çiz "
         "пожалуйста хочу moi mir mi favor".split()
     )
 )
 # the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
 _ASKING = ACTION_VERBS | _ASKED_WITH | _USE | frozenset("i ich".split())
+
+
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
@@ -288,6 +297,18 @@ class Reference:
         return self.phrase or {k for k, w in enumerate(self.words) if w.forms[0] not in KIND_WORDS}
 
 
+def wanting_words(reference: Reference) -> set[int]:
+    """The words a request opens with that say "I want" in another language ("quiero", "vorrei"): English's "want"
+    is a stopword and no word at all, theirs name nothing either."""
+    leading: set[int] = set()
+    for k, word in enumerate(reference.words):
+        if word.forms[0] not in _ASKING:
+            break
+        if word.forms[0] in _WANT:
+            leading.add(k)
+    return leading
+
+
 def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
@@ -316,7 +337,7 @@ def _names_not_function_words(lowered: list[str]) -> list[str]:
 def _everyday(word: str, languages: list[str]) -> bool:
     """Is ``word`` one of the everyday words of a language the request is written in, and no word the other lists
     keep (those keep their roles: "el lora de merida", "pyra qui lit un livre")?"""
-    listed = word in STOPWORDS or word in SCENE_OPENERS or word in _LEADING
+    listed = word in STOPWORDS or word in SCENE_OPENERS or word in _LEADING or word in _ORIGIN
     return not listed and any(everyday_in(word, lang) for lang in languages)
 
 
@@ -540,9 +561,11 @@ def read_reference(
         elif word in _NAMING and (
             word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]) and not _done_to(lowered, i))
         ):
-            forward(i)
             if word == "by" and only_creators(lowered[i + 1]):
-                makers.add(i + 1)
+                makers.add(i + 1)  # who made it, and nothing after the handle is a name ("by leirbag421 che ...")
+                markers.update((i, i + 1))
+            else:
+                forward(i)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
         elif styled := _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of ..."
@@ -586,6 +609,7 @@ def read_reference(
     words: list[QueryWord] = []
     word_spans: list[tuple[int, int]] = []
     positions: set[int] = set()
+    latin = {form for _, _, forms in runs if not is_unspaced(forms[0]) for form in forms}
     for i, (start, end, forms) in enumerate(runs):
         # a stopword stays inside a series a name spells whole ("from inside out")
         stop = (
@@ -600,9 +624,10 @@ def read_reference(
             continue
         in_style = _covered(start, end, style_phrases)
         weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
-        if is_unspaced(forms[0]):  # character pairs are evidence each
-            for pair in forms:
-                words.append(QueryWord((pair,), i, weight))
+        if is_unspaced(forms[0]):  # character pairs are evidence each, a sounded name's pairs its romanization too
+            for pair in pair_sounds(text[start:end]):
+                # a sound the request also writes in Latin letters only glosses it ("maria マリア")
+                words.append(QueryWord(pair if pair[-1] not in latin else pair[:1], i, weight))
                 word_spans.append((start, end))
         else:
             words.append(QueryWord(tuple(forms), i, weight))
@@ -610,7 +635,7 @@ def read_reference(
         if i in phrase:
             positions.add(len(words) - 1)
             if is_unspaced(forms[0]):
-                positions.update(range(len(words) - len(forms), len(words)))
+                positions.update(k for k in range(len(words)) if words[k].position == i)
     run_to_words: dict[int, list[int]] = defaultdict(list)
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
@@ -687,6 +712,34 @@ def origin_first(text: str) -> str:
     return f"{m.group('name')} from {m.group('series')}{text[m.end() :]}" if m else text
 
 
+# who made a model, said as other languages say it: "la ashley de lmja", "mami tomoe von cubby_ai", "umi sonoda van
+# hikki_", "raphtalia od sysdeep", "le soldat par frogthejam", "kozueのtohsaka rin", "akii的doa honoka", "hikki_의 nico
+# yazawa"
+_HANDLE = r"[A-Za-z0-9][A-Za-z0-9_.-]*?[A-Za-z0-9_]"  # in Latin letters: "画gunshipwu123的" is "gunshipwu123"
+_BY_IN_OTHER_LANGUAGES = "de di du von van od z của от par por door".split()
+_MAKER_AFTER = re.compile(
+    rf"(?i)(?<!\S)(?:{'|'.join(_BY_IN_OTHER_LANGUAGES)})\s+(?P<handle>{_HANDLE})(?=[\s,.;:!?)）]|$)"
+)
+_MAKER_BEFORE = re.compile(rf"(?<![A-Za-z0-9_'’])(?P<handle>{_HANDLE})\s*[的の의]\s*(?=[A-Za-z])")
+
+
+def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: Callable[[str], bool]) -> str:
+    """A creator's handle said with another language's "of" ("de lmja", "kozueの") read as "by lmja" and "kozue's":
+    who made the model, as the request would say it in English. After "of", only a handle that is a creator's and
+    no model's (``only_creator``) is read so ("la lora de merida" keeps its series); before a particle, a handle in
+    Latin letters that is some ``creator``'s ("justtnpの", not "ウマ娘の")."""
+
+    def after(m: re.Match) -> str:
+        handle = m.group("handle")
+        return f"by {handle}" if handle.isascii() and only_creator(handle.casefold()) else m[0]
+
+    def before(m: re.Match) -> str:
+        handle = m.group("handle")
+        return f"{handle}'s " if handle.isascii() and creator(handle.casefold()) else m[0]
+
+    return _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text))
+
+
 def _opens_scene(word: str, following: str = "") -> bool:
     """Does ``word`` open what the picture shows: a preposition, what the subject is doing ("bending"), or what is
     done to it before a preposition ("surrounded by zombies", "buried in paperwork")? Not a preposition before a
@@ -698,7 +751,12 @@ def _opens_scene(word: str, following: str = "") -> bool:
         # the same in Spanish, Portuguese and Italian ("tocando violino", "bebiendo té"), no English word
         or (len(word) > 5 and word.endswith(("ando", "endo", "indo")) and not is_english(word))
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
+        # a Japanese sentence going on after a name, from its particle ("tohsaka rinが雨上がりの商店街を...")
+        or (is_unspaced(word) and word[:1] in _PARTICLES)
     )
+
+
+_PARTICLES = frozenset("がをにでへとはも")
 
 
 # between names listed together ("qiyana x viking punk lora": the "x" of a crossover)
@@ -1210,8 +1268,16 @@ def _head(
             j += 1
         return taken
 
+    def names_next(i: int) -> bool:  # "lora koharu", not "the lora that makes ..."
+        return i + 1 < len(runs) and lowered[i + 1] not in STOPWORDS | _PHRASE_STOPS
+
     i = start
-    while i < len(runs) and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING) and lowered[i] not in _ORIGIN:
+    # the kind word a request asks with leads into the name: "có lora koharu của blue archive không?"
+    while (
+        i < len(runs)
+        and (lowered[i] in _PHRASE_STOPS or lowered[i] in _LEADING or (lowered[i] in KIND_WORDS and names_next(i)))
+        and lowered[i] not in _ORIGIN
+    ):
         # "a violinist in front of ...": the picture comes first, not a name; but "a genshin character" is a role
         if lowered[i] in _INDEFINITE and not _ends_in_anyone(run_until_scene(i + 1), lowered):
             return set(), set()
@@ -1577,9 +1643,11 @@ __all__ = [
     "name_as_said",
     "STOPWORDS",
     "labels_number",
+    "makers_in_english",
     "name_position",
     "naming_spans",
     "origin_first",
     "read_reference",
     "reference_spans",
+    "wanting_words",
 ]

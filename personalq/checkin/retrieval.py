@@ -21,7 +21,7 @@ from personalq.checkin import titles
 from personalq.checkin.evidence import Evidence, QueryWord, SelectionIndex, card_fields, model_name
 from personalq.checkin.intent import Intent
 from personalq.checkin.reference import ANYONE, ROLE_NOUNS, Reference
-from personalq.checkin.tokens import field_tokens, is_english, is_unspaced
+from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, is_word
 from personalq.repository.revision import Revision
 from personalq.repository.service import Repository, StoredCheckpoint
 
@@ -76,6 +76,8 @@ class Ranking:
     maker_missing: str = ""  # the creator the request said, when none of the candidates is theirs
     # the request names a series the repository has and, for who, only a role: "the singer from one piece film red"
     role_in_series: bool = False
+    # naming words no card has in any field and no language's word: a name the repository has never heard
+    unheard: frozenset[int] = frozenset()
 
 
 class CardCache:
@@ -431,4 +433,14 @@ def retrieve(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
         for r in candidates:
             r.card = fresh.get(r.card.id, r.card)
     candidates.sort(key=lambda r: (-r.total, -r.card.created_at.timestamp(), r.card.id))
-    return Ranking(candidates, reference, unique_word=unique, maker_missing=maker_missing, role_in_series=role)
+    naming = (reference.phrase or reference.head) - reference.series  # "yu-gi-oh vrains": a subtitle, no name
+    unheard = frozenset(
+        k
+        for k in naming
+        if is_unheard(index, reference.words[k].forms)
+        and not is_word(reference.words[k].forms[0])
+        and not index.heard_of(reference.words[k])  # "sowrd" is a misspelt "sword"
+    )
+    return Ranking(
+        candidates, reference, unique_word=unique, maker_missing=maker_missing, role_in_series=role, unheard=unheard
+    )

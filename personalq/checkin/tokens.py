@@ -54,6 +54,31 @@ def _pairs(run: str) -> list[str]:
     return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+# the phonetic stretches of an unspaced run: katakana (how Japanese writes names from sound) and hangul
+_SOUNDED = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}|[\uac00-\ud7a3]{2,}")
+
+
+def sounded(run: str) -> list[tuple[int, int, str]]:
+    """The katakana and hangul stretches of an unspaced ``run``, each with its span and its romanization (anyascii:
+    "ワカモ" -> "wakamo", "히메사카" -> "himesaka"): a name written by its sound, which cards often write in Latin
+    letters ("Kosaka Wakamo"). Kanji has no one reading, and hiragana is mostly grammar, so neither is sounded."""
+    return [
+        (m.start(), m.end(), sound)
+        for m in _SOUNDED.finditer(run)
+        if len(sound := "".join(ch for ch in anyascii(m.group()).casefold() if ch.isalpha())) >= 3
+    ]
+
+
+def pair_sounds(run: str) -> list[tuple[str, ...]]:
+    """The words an unspaced ``run`` stands for, pair by pair: each character pair, and, for a pair inside a
+    sounded stretch, the stretch's romanization too, so that all of "ワカモ" answers to "wakamo"."""
+    sounds = sounded(run)
+    return [
+        (pair, *(sound for start, end, sound in sounds if start <= i and i + len(pair) <= end))
+        for i, pair in enumerate(_pairs(run))
+    ]
+
+
 def _uncut(start: int, end: int, cut: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """The parts of ``[start, end)`` outside the ``cut`` spans."""
     parts = [(start, end)]
@@ -152,9 +177,10 @@ def squash(text: str) -> str:
 
 
 def field_tokens(text: str) -> set[str]:
-    """Every token a card field answers to: its words, its squashed whole, and the squashed form of each
-    space-separated chunk ("Big_Pixel-Style v2" answers to "bigpixelstyle")."""
+    """Every token a card field answers to: its words, the romanization of its katakana and hangul, its squashed
+    whole, and the squashed form of each space-separated chunk ("Big_Pixel-Style v2" answers to "bigpixelstyle")."""
     tokens = set(words(text))
+    tokens.update(sound for _, _, sound in sounded(fold(text)))  # "ワカモ" answers to "wakamo"
     whole = squash(text)
     if whole and not is_unspaced(whole):
         tokens.add(whole)
