@@ -543,11 +543,10 @@ class SelectionIndex:
         for form in word.forms:
             if any(similarity >= HEARD_SIMILARITY for _, similarity in self._near(form, prefix=False)):
                 return True
-            letters = sorted(form)
-            if any(
-                sorted(token) == letters and OSA.distance(form, token) == 1
-                for token in self._by_length.get(len(form), ())
-            ):
+            one_edit = process.extract(
+                form, self._by_length.get(len(form), ()), scorer=OSA.distance, score_cutoff=1, limit=None
+            )
+            if any(sorted(token) == sorted(form) for token, _, _ in one_edit):
                 return True
         return False
 

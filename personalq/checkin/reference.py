@@ -209,8 +209,6 @@ _LEADING = (
 )
 # the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
 _ASKING = ACTION_VERBS | _ASKED_WITH | _USE | frozenset("i ich".split())
-
-
 _AFTER_VERB = frozenset("a an the me my some this that it them us".split())
 _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ...", "please draw ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
