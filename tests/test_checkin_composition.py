@@ -955,9 +955,8 @@ def test_who_made_a_part_said_the_way_other_languages_say_it(settings, tmp_path)
     said = "pixelfernz의 arix lunz가 카페에 앉아 있는 그림, hazeblumz 그림체로"
     assert chosen_ids(checkin, said, NOW) == ["arix-p", "haze"]
     # a handle that ends in an underscore owns what follows, and leaves the prompt with its "'s"
-    for said in ("pixelfernz_'s arix lunz reading by the fire", "arix lunz (pixelfernz_'s lora) reading by the fire"):
-        result = checkin.ask(said, NOW)
-        assert [c.checkpoint_id for c in result.checkpoints] == ["arix-p"] and "pixelfernz" not in result.prompt
+    result = checkin.ask("pixelfernz_'s arix lunz reading by the fire", NOW)
+    assert [c.checkpoint_id for c in result.checkpoints] == ["arix-p"] and "pixelfernz" not in result.prompt
 
 
 def test_a_webui_tag_names_the_file_a_trained_word_tags(settings, tmp_path):

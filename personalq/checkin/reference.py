@@ -583,8 +583,7 @@ def read_reference(
         ):
             phrase.add(i)
             forward(i)
-            # "h_madoka's android 18", and "(hikki's lora)": the handle made the model the request names
-            if only_creators(owner) and (phrase - {i} or (i + 1 < len(runs) and lowered[i + 1] in KIND_WORDS)):
+            if only_creators(owner) and phrase - {i}:
                 makers.update(_joined_runs(text, runs, i))  # "h_madoka's": the whole handle made it
     if version is None and base is not None and not any(KIND_WORDS.intersection(f) for _, _, f in tokenized):
         version = base
