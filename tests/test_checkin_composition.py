@@ -936,7 +936,7 @@ def test_who_made_a_part_said_the_way_other_languages_say_it(settings, tmp_path)
     word after "de" that no creator is keeps its own reading ("estilo de hazeblumz" is the style)."""
     cards = [
         dict(card_id="arix-m", name="Arix Lunz", creator="mochainkz", tags=["character"], triggers=["arixlunz"]),
-        dict(card_id="arix-p", name="Arix Lunz (Glass Orchard)", creator="pixelfernz_", tags=["character"]),
+        dict(card_id="arix-p", name="Arix Lunz (Glass Orchard)", creator="pixelfernz", tags=["character"]),
         dict(card_id="haze", name="Hazeblumz Style", creator="glasswickz", tags=["style"], triggers=["hazeblumz"]),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
@@ -954,9 +954,6 @@ def test_who_made_a_part_said_the_way_other_languages_say_it(settings, tmp_path)
     assert checkin.ask("arix lunz paseando bajo la nieve, estilo de hazeblumz", NOW).status == "clarify"
     said = "pixelfernz의 arix lunz가 카페에 앉아 있는 그림, hazeblumz 그림체로"
     assert chosen_ids(checkin, said, NOW) == ["arix-p", "haze"]
-    # a handle that ends in an underscore owns what follows, and leaves the prompt with its "'s"
-    result = checkin.ask("pixelfernz_'s arix lunz reading by the fire", NOW)
-    assert [c.checkpoint_id for c in result.checkpoints] == ["arix-p"] and "pixelfernz" not in result.prompt
 
 
 def test_a_webui_tag_names_the_file_a_trained_word_tags(settings, tmp_path):

@@ -302,8 +302,6 @@ _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, ke
 
 
 _WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
-# a handle that ends in an underscore, owning what follows: "hikki_'s nico yazawa" is "hikki's nico yazawa"
-_HANDLE_OWNS = re.compile(r"(?<=[^\W_])_+(?=['’]s\b)")
 
 
 # words that only lead into a part, left at the end when its name went and no trigger came
@@ -319,7 +317,6 @@ def _clean(text: str) -> str:
     text = _TITLE_PERIOD.sub(r"\1", text)
     text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
     text = _WITH_SHORT.sub("with", text)  # "rita w/ emotion-puppeteer": the connector written short
-    text = _HANDLE_OWNS.sub("", text)
     text = _BRACKET_PARTICLE.sub(r"\1 ", text)  # "ローン(アズールレーン)のlora" reads as "roon (azur lane) lora"
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:

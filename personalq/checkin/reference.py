@@ -733,7 +733,7 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
 
     def before(m: re.Match) -> str:
         handle = m.group("handle")
-        return f"{handle.rstrip('_')}'s " if handle.isascii() and creator(handle.casefold()) else m[0]
+        return f"{handle}'s " if handle.isascii() and creator(handle.casefold()) else m[0]
 
     return _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text))
 
@@ -749,14 +749,12 @@ def _opens_scene(word: str, following: str = "") -> bool:
         # the same in Spanish, Portuguese and Italian ("tocando violino", "bebiendo té"), no English word
         or (len(word) > 5 and word.endswith(("ando", "endo", "indo")) and not is_english(word))
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
-        # a Japanese or Korean sentence going on after a name, from its particle ("tohsaka rinが雨上がりの商店街を...",
-        # "nico yazawa가 네온 간판 아래에서")
-        or (is_unspaced(word) and (word[:1] in _PARTICLES or word in _KOREAN_PARTICLES))
+        # a Japanese sentence going on after a name, from its particle ("tohsaka rinが雨上がりの商店街を...")
+        or (is_unspaced(word) and word[:1] in _PARTICLES)
     )
 
 
 _PARTICLES = frozenset("がをにでへとはも")
-_KOREAN_PARTICLES = frozenset("가 이 은 는 을 를 에 에서 의 도 로 으로 와 과 랑 하고 에게 한테".split())
 
 
 # between names listed together ("qiyana x viking punk lora": the "x" of a crossover)
