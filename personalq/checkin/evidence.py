@@ -546,7 +546,8 @@ class SelectionIndex:
             one_edit = process.extract(
                 form, self._by_length.get(len(form), ()), scorer=OSA.distance, score_cutoff=1, limit=None
             )
-            if any(sorted(token) == sorted(form) for token, _, _ in one_edit):
+            letters = sorted(form)
+            if any(sorted(token) == letters for token, _, _ in one_edit):
                 return True
         return False
 

@@ -622,6 +622,7 @@ def read_reference(
             continue
         in_style = _covered(start, end, style_phrases)
         weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
+        first = len(words)
         if is_unspaced(forms[0]):  # character pairs are evidence each, a sounded name's pairs its romanization too
             for pair in pair_sounds(text[start:end]):
                 # a sound the request also writes in Latin letters only glosses it ("maria マリア")
@@ -631,9 +632,7 @@ def read_reference(
             words.append(QueryWord(tuple(forms), i, weight))
             word_spans.append((start, end))
         if i in phrase:
-            positions.add(len(words) - 1)
-            if is_unspaced(forms[0]):
-                positions.update(k for k in range(len(words)) if words[k].position == i)
+            positions.update(range(first, len(words)))
     run_to_words: dict[int, list[int]] = defaultdict(list)
     for k, word in enumerate(words):
         run_to_words[word.position].append(k)
