@@ -970,3 +970,52 @@ def test_a_webui_tag_names_the_file_a_trained_word_tags(settings, tmp_path):
     result = checkin.ask("<lora:IcfgirlxLora_v40:0.8> girl waiting at a bus stop in the rain, <lora:Honeyx:0.5>", NOW)
     assert sorted(_set(result)) == [("honey", 0.5), ("icf-v2.0", 0.8)]
     assert "<" not in result.prompt and "waiting at a bus stop in the rain" in result.prompt
+
+
+def test_a_parts_name_said_again_as_its_file_and_a_clause_between_two_names(settings, tmp_path):
+    """ "kestrel's vane, the KS_Vane_v4 file, ..., done in pixelfernz's dusk style": the file said of a version
+    names no model of its own, but the same words said as the name still do; a clause of the picture between two
+    marked names parts them ("vane v1.3 (starknightz) reading ... - make it look like pixelfernz's dusk style")."""
+    cards = [
+        dict(card_id="vane", name="Kestrel's Vane LoRA KS_Vane_v4", tags=["character"], triggers=["ksvane"]),
+        dict(card_id="dusk", name="Dusk - Style", creator="pixelfernz", tags=["style"]),
+        *versions_by_date("orla", ["v1.2", "v1.3"], name="Starknightz! Orla", tags=["character"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    said = "kestrel's vane, the KS_Vane_v4 file, handing out flyers at a fair, done in pixelfernz's dusk style"
+    assert chosen_ids(checkin, said, NOW) == ["dusk", "vane"]
+    said = "orla v1.3 (starknightz) reading a crumpled map by candlelight - make it look like pixelfernz's dusk style"
+    assert chosen_ids(checkin, said, NOW) == ["dusk", "orla-v1.3"]
+
+
+def test_a_kind_word_after_use_and_draw_in_other_languages(settings, tmp_path):
+    """ "usando a lora velvet stockings": Portuguese says the kind word before the name after "use" and its article,
+    and "gera a mirelle ..." opens with "draw" and the article: both name a model, and neither stays in the prompt."""
+    cards = [
+        dict(card_id="mirelle", name="Mirelle Dawn", tags=["character"], triggers=["mirelledawn"]),
+        dict(card_id="stockings", name="Velvet Stockings", tags=["clothing"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("gera a mirelle dawn apresentando um relatório, usando a lora velvet stockings", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["mirelle", "stockings"]
+    assert result.prompt == "a mirelledawn apresentando um relatório"
+
+
+def test_a_joined_trained_word_written_as_words_names_its_model(settings, tmp_path):
+    """The concept library names an embedding by a joined word ("ember-glass-artstyle"): written as words where a
+    list item or clause opens with it, it is that embedding beside the others ("+ marbled dusk sky" is the
+    "marbled-dusk" one, "sky" the picture's)."""
+    cards = [
+        dict(card_id="orla", name="Orla Quill", tags=["character"], triggers=["orlaquill"]),
+        dict(card_id="ember", name="ember-glass-artstyle", type="TextualInversion", triggers=["ember-glass-artstyle"]),
+        dict(card_id="marbled", name="marbled-dusk", kind="textual_inversion", triggers=["marbled-dusk"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("orla quill crossing a bridge, ember glass artstyle + marbled dusk sky", NOW)
+    assert sorted(c.checkpoint_id for c in result.checkpoints) == ["ember", "marbled", "orla"]
+    assert result.prompt == "a orlaquill crossing a bridge, ember-glass-artstyle, marbled-dusk sky"
+
+

@@ -7,7 +7,7 @@ import datetime as dt
 
 from factories import checkin_among_many, chosen_ids, option_ids, versions_by_date
 
-from personalq.checkin.tokens import pair_sounds
+from personalq.checkin.tokens import fold, pair_sounds
 
 NOW = dt.datetime(2024, 3, 1, 12)
 ISLE = dict(type="TextualInversion", creator="quietfern")
@@ -211,3 +211,74 @@ def test_a_japanese_sentence_after_a_latin_name_is_the_picture(settings, tmp_pat
     result = checkin.ask("kosaka wakanaが雨上がりの商店街を傘をさして歩いてる", NOW)
     assert [c.checkpoint_id for c in result.checkpoints] == ["wakana"]
     assert "雨上がりの商店街を傘をさして歩いてる" in result.prompt
+
+
+def test_chinese_and_japanese_forms_of_one_character_are_one_name(settings, tmp_path):
+    """ "龙之骑士" (simplified) is the card's "龍之騎士" (traditional); Japanese "崩壊" is Chinese "崩坏", "崩壞"."""
+    cards = [
+        dict(card_id="dragon", name="龍之騎士 Azure Warden", tags=["character"], triggers=["azurewarden"]),
+        dict(card_id="order", name="騎士團 Lantern Order", tags=["concept"], triggers=["lanternorder"]),
+        dict(card_id="ruin", name="崩壞の塔 Broken Spire", tags=["background"], triggers=["brokenspire"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "龙之骑士在雪地里骑马", NOW) == ["dragon"]
+    assert chosen_ids(checkin, "崩壊の塔のloraで、夕焼けの空", NOW) == ["ruin"]
+    assert fold("崩壊 崩坏 崩壞") == "崩坏 崩坏 崩坏"
+
+
+def test_asking_for_a_model_in_other_languages_names_nothing(settings, tmp_path):
+    """ "¿Tienes la ...?", "Cerco il lora ...", "Vocês têm o embedding ...?", "Finns det en embedding för ...?": the
+    asking is no word of a name (no "No Tienes ... in the repository"), and leaves the prompt."""
+    cards = [
+        dict(card_id="iroha", name="Iroha Quillon", creator="velvetnib", tags=["character"], triggers=["irohaq"]),
+        dict(card_id="pinup", name="pin-up (Vale Ormond)", creator="ormondfan", tags=["style"]),
+        dict(card_id="akai", name="Akai Storm Style TI", kind="textual_inversion", triggers=["akai-storm"]),
+        dict(card_id="lars", name="Lars Vennholm", kind="textual_inversion", triggers=["larsvennholm"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("¿Tienes la Iroha Quillon de velvetnib? Con el uniforme escolar, guiñando un ojo", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "iroha")
+    assert "tienes" not in result.prompt.lower() and "guiñando un ojo" in result.prompt
+    said = "Cerco il lora pin-up (Vale Ormond) di ormondfan: una ragazza che ripara una bicicletta"
+    assert chosen_ids(checkin, said, NOW) == ["pinup"]
+    result = checkin.ask("Vocês têm o embedding do estilo Akai Storm? Uma pirata no convés de um navio", NOW)
+    assert (result.checkpoint_id, result.prompt) == ("akai", "akai-storm. Uma pirata no convés de um navio")
+    assert chosen_ids(checkin, "Finns det en embedding för Lars Vennholm? En röd stuga vid en sjö", NOW) == ["lars"]
+
+
+def test_who_made_it_said_with_an_honorific_or_a_made_by(settings, tmp_path):
+    """ "glassnibさんの" (Japanese honours the maker), "glassnib做的" (Chinese: "made by"), "glassnib가 만든"
+    (Korean), "by hikki_" (a handle ending in an underscore): each picks that creator's model among two, and no
+    handle stays in the prompt."""
+    cards = [
+        dict(card_id="mira-g", name="Mira Solenne", creator="glassnib", tags=["character"], triggers=["mirasol"]),
+        dict(card_id="mira-o", name="Mira Solenne (Arc)", creator="otherhand", tags=["character"]),
+        dict(card_id="rin-h", name="Rin Hoshiwa", creator="hikki_", tags=["character"], triggers=["rinhoshiwa"]),
+        dict(card_id="rin-o", name="Rin Hoshiwa v2", creator="someoneelse", tags=["character"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    assert chosen_ids(checkin, "glassnibさんのミラ・ソレンヌ、Mira Solenneで、夜の駅に立ってる", NOW) == ["mira-g"]
+    assert chosen_ids(checkin, "glassnib做的Mira Solenne lora，想画她在雪地里", NOW) == ["mira-g"]
+    assert chosen_ids(checkin, "glassnib가 만든 mira solenne 로라로 카페에 앉아 있는 그림", NOW) == ["mira-g"]
+    result = checkin.ask("rin hoshiwa by hikki_ running on a track", NOW)
+    assert (result.checkpoint_id, result.prompt) == ("rin-h", "a rinhoshiwa running on a track")
+    result = checkin.ask("rin hoshiwa от hikki_ бежит по стадиону", NOW)
+    assert result.checkpoint_id == "rin-h" and "hikki" not in result.prompt
+
+
+def test_textual_inversion_said_in_full_is_a_kind_word(settings, tmp_path):
+    """ "the Anthrox textual inversion that puts clothes on animals — ...": "textual inversion" says the kind, as
+    "embedding" does, so "anthrox" is the name and what follows the dash the picture."""
+    cards = [
+        dict(card_id="anthrox", name="Anthrox", type="TextualInversion", tags=["animals", "clothes"]),
+        dict(card_id="anthrox-lion", name="Anthrox Lion Pride", tags=["character"], triggers=["anthroxlion"]),
+        dict(card_id="anthrox-cat", name="Anthrox Cat Cafe", tags=["concept"], triggers=["anthroxcat"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+
+    result = checkin.ask("the Anthrox textual inversion that puts clothes on animals — a badger in a tweed suit", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "anthrox")
+    assert result.prompt == "a badger in a tweed suit"

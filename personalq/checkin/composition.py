@@ -19,7 +19,7 @@ from personalq.checkin.evidence import card_fields, model_name, numbered_titles
 from personalq.checkin.intent import Intent, version_number
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
-from personalq.checkin.reference import KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference, wanting_words
+from personalq.checkin.reference import CLAUSE_BREAK, KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference, wanting_words
 from personalq.checkin.retrieval import (
     HEAD_COVERAGE,
     NAME_RARITY,
@@ -30,7 +30,7 @@ from personalq.checkin.retrieval import (
     retrieve,
 )
 from personalq.checkin.rewrite import variants
-from personalq.checkin.tokens import field_tokens, is_coined, is_english, is_word, squash
+from personalq.checkin.tokens import COMMON_ZIPF, field_tokens, is_coined, is_english, is_word, squash
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
@@ -107,8 +107,11 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
         if groups and not after_connector:
             previous = max(groups[-1])
             between = text[reference.spans[previous][1] : start]  # "" between a CJK run's character pairs
-            # "the vtubermaker lora that spits out ...": what a model is said to do describes it, no second model
-            if not _BETWEEN_NAMES.search(between) or _DESCRIBING_KIND.fullmatch(between):
+            # "the vtubermaker lora that spits out ...": what a model is said to do describes it, no second model;
+            # a clause of the picture between two is no connector but parts them all the same ("anri v1.3 reading
+            # a map by candlelight - make it look like inzaniak's summer style")
+            parted = k - previous > 2 and CLAUSE_BREAK.search(between) is not None
+            if (not _BETWEEN_NAMES.search(between) and not parted) or _DESCRIBING_KIND.fullmatch(between):
                 groups[-1].add(k)
                 continue
         groups.append({k})
@@ -233,20 +236,59 @@ def _named_opening(
     return None
 
 
+TRAINED_RUN_WORDS = 4  # the most words a joined trained word may be written as ("david moreno architecture")
+
+
 def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
     """The words outside ``groups`` written as one model's made-up trained word, as a prompt writes it ("yuzu,
     yuzuhalo gaming in a dark room, 4shot style"): each names that model, wherever it stands but in the series a name
-    is said to be from ("kestrel vane from starknightz")."""
+    is said to be from ("kestrel vane from starknightz"). A trained word one model writes joined may be spelled as
+    words where a clause or list item opens with it ("..., trash polka artstyle and ...", "... + hk clouds sky")."""
     index, taken = cache.index(), set().union(*groups, reference.series)
-    found = []
-    for k in range(len(reference.words)):
+    found: list[set[int]] = []
+    k = 0
+    while k < len(reference.words):
+        # a run may take in a group it holds whole ("+ marbling art": "art" was listed alone)
+        run = _joined_trigger_at(index, reference, k, taken - set().union(*(g for g in groups if g <= _ahead(k))))
+        if run:
+            found.append(run)
+            k = max(run) + 1
+            continue
         start, end = reference.spans[k]
         written = reference.text[start:end]
         if k not in taken and len(written) >= LONE_WORD_LETTERS and is_coined(squash(written)):
             # a word an article leads to is a thing in the picture ("in a warm genkan"), not a trained word used
             if index.owns_trigger(written) and not _ARTICLE_BEFORE.search(reference.text, 0, start):
                 found.append({k})
+        k += 1
     return found
+
+
+def _ahead(k: int) -> set[int]:
+    return set(range(k, k + TRAINED_RUN_WORDS))
+
+
+_OPENS_ITEM = re.compile(r"(?i)(?:^|[,;:+&]|\.\s|\b(?:and|with|plus)\s)\s*$")
+
+
+def _joined_trigger_at(index, reference: Reference, k: int, taken: set[int]) -> set[int]:
+    """The words from ``k`` that spell a joined trained word of one model, two or more, opening a clause or a list
+    item, longest first; none otherwise."""
+    if k in taken or not _OPENS_ITEM.search(reference.text, 0, reference.spans[k][0]):
+        return set()
+    for stop in range(min(len(reference.words), k + TRAINED_RUN_WORDS), k + 1, -1):
+        run = range(k, stop)
+        gaps = [reference.text[reference.spans[j - 1][1] : reference.spans[j][0]] for j in run[1:]]
+        if taken.intersection(run) or not all(re.fullmatch(r"[\s_-]+", gap) for gap in gaps):
+            continue
+        said = [reference.words[j].forms[0] for j in run]
+        if all(is_english(w, COMMON_ZIPF) for w in said) or (
+            all(gap == "-" for gap in gaps) and all(is_english(w) for w in said)
+        ):
+            continue  # words the picture has ("..., anime girl at a festival", "..., red-eye"), not a trained word
+        if index.owns_joined_trigger(reference.text[reference.spans[k][0] : reference.spans[stop - 1][1]]):
+            return set(run)
+    return set()
 
 
 # where the picture places something, or the part someone plays in it: "at midnight", "on the school rooftop", "as
@@ -292,6 +334,7 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
         version_qualifiers=[],
         version_order=None,
         version_words=frozenset(),
+        version_word_spans=[],
         version_bare=False,
         numbered=[],
         quantities=[],
@@ -499,12 +542,18 @@ def compose(
     tags named; None when it names one (the single pick's path then stands)."""
     groups = marked_parts(intent.text, reference)
     # "march 7th ..., use the face version": words said of a version name a version of another part, not a model
-    groups = [g for g in groups if not all(reference.words[k].forms[0] in intent.version_words for k in g)]
+    # ("aa's astolfo, the AA_Astolfo_v4 file": the same words said elsewhere still name one)
+    groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for said in intent.version_word_spans)]
     # "yam negative in the negative prompt": words that say where a file goes name no second model
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
-    groups += _trained_words(cache, reference, groups)
+    trained = _trained_words(cache, reference, groups)
+    groups = [g for g in groups if not any(g < run for run in trained)] + trained
+    head = reference.head - set().union(*groups)
+    if any(len(run) > 1 for run in trained) and head and head == reference.head:
+        groups.append(head)  # "memnarch looming ..., david moreno architecture ...": the name it opens with
+    groups = sorted(groups, key=min)
     if len(groups) + len(tagged) < 2:
         return None
     if len(groups) > MAX_LISTED:  # each name is a search: a request listing dozens is refused before any

@@ -75,6 +75,7 @@ PART_SHARE = 0.5
 _NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
 _FILE_EXTENSION = re.compile(r"(?i)\.(?:safetensors|ckpt|pt|pth|bin)$")
 _BARE_VERSION = re.compile(r"^(?:v|ver|version|epoch|e)?\d+[a-z]?$")
+_JOINED = re.compile(r"[^\W_][-_][^\W_]")  # a token whose words a hyphen or an underscore joins ("hk-clouds")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])")  # where a word written in CamelCase begins the next one
 # a version mark a name ends with besides its label: "TwelveDolllikeness_V1", "Asuka-v2"
 _TRAILING_VERSION = re.compile(r"(?i)(?<=[a-z])[\s_-]+v\d+(?:\.\d+)*$")
@@ -303,6 +304,10 @@ class SelectionIndex:
             self._names_by_length[len(whole)].append(whole)
         self._files = self._file_names(cards, self.family_of)
         self._trained: dict[str, set[str]] = defaultdict(set)  # squashed trained words -> the models trained on them
+        # trained words written as one joined token, as the concept library names them ("david-moreno-architecture")
+        self._joined_trained = {
+            squash(t) for card in cards for t in card.trigger_words if " " not in t.strip() and _JOINED.search(t)
+        }
         self._embeddings: dict[str, list[int]] = defaultdict(list)  # squashed trained words -> embeddings on them
         for i, (card, family) in enumerate(zip(cards, self.family_of)):
             # a trigger written as a tag list ("yuzu,yuzuhalo") trains each of its tags
@@ -603,6 +608,11 @@ class SelectionIndex:
         card says ("ddbitlip"; not "lowres", which tag lists share)?"""
         whole = squash(text)
         return len(self._trained.get(whole, ())) == 1 and self.idf.get(whole, self.max_idf) >= self._own_word_idf
+
+    def owns_joined_trigger(self, text: str) -> bool:
+        """Is ``text``, written as words, a trained word one model alone has and writes joined ("hk clouds" of
+        "hk-clouds", "trash polka artstyle" of "trash-polka-artstyle")? Spaced, it is still that token."""
+        return squash(text) in self._joined_trained and self.owns_trigger(text)
 
     def embedding_trained_on(self, text: str) -> StoredCheckpoint | None:
         """The one embedding trained on the word ``text`` is, when one alone is ("ngng00", "dangercrow"): written in

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
 from personalq.checkin.lexicon import (
+    ASKING_PHRASES,
+    DRAW_ME,
     FIELD_BREAK,
     FIELD_LABEL,
     MODEL_COMPOUNDS,
@@ -204,7 +206,7 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
+    r"^[\s¿¡]*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
     # greetings of other languages ("hola!", "salut,", "oi!")
     r"|hola|salut|oi|ol[áa]|hallo|ciao|halo|hai|привет)\b[\s,.!]*)*"
     r"(?:please\s+)?"
@@ -214,8 +216,10 @@ _LEAD = re.compile(
     r"|quiero|quer[ií]a|quero|je voudrais|voudrais|je veux|ich m[öo]chte|m[öo]chte|vorrei|voglio|aku mau|saya mau"
     r"|(?:kannst|k[öo]nntest)(?: du)?(?: mir)?"  # "kannst du ... malen?": its verb ends the sentence (see _FILLER)
     # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
-    r"|dibuja(?:me)?|haz(?:me)?|dessine(?:z|-moi)?|zeichne(?:\s+bitte)?|desenh[ae]|disegna(?:mi)?"
-    r"|gambar(?:kan)?|buat(?:kan)?|tolong\s+gambar(?:kan)?|нарисуй(?:те)?)\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",
+    r"|zeichne(?:\s+bitte)?"
+    r"|tolong\s+gambar(?:kan)?|"
+    + "|".join(map(re.escape, sorted(DRAW_ME | set(ASKING_PHRASES), key=len, reverse=True)))
+    + r")\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",
     re.I,
 )
 _STOP = frozenset(
@@ -285,6 +289,7 @@ class Intent:
     version_qualifiers: list[str] = field(default_factory=list)
     version_order: Order | None = None  # "latest version", "first version"
     version_words: frozenset[str] = frozenset()  # words said of a version: "the wood carving version"
+    version_word_spans: list[tuple[int, int]] = field(default_factory=list)  # where they were said
     version_bare: bool = False  # a decimal without "v" ("namoridane 5.0"): a model's name may say it too
     version_letter: str = ""  # a version called by a letter: "version B"
     excluded: list[str] = field(default_factory=list)  # negated words (styles, qualifiers, names)
@@ -504,11 +509,11 @@ def _read_versions(intent: Intent) -> None:
 def _read_version_words(intent: Intent) -> None:
     """The words a request says of the version it wants, before "version" or "edition" ("the wood carving
     version", "the light version") or between "the" and "one" ("the caftan armor one")."""
+    said = list(_VERSION_WORDS.finditer(intent.text))
     intent.version_words = frozenset(
-        word.lower()
-        for m in _VERSION_WORDS.finditer(intent.text)
-        for word in re.findall(r"[^\W_]+", m.group("what") or m.group("one"))
+        word.lower() for m in said for word in re.findall(r"[^\W_]+", m.group("what") or m.group("one"))
     )
+    intent.version_word_spans = [m.span() for m in said]
 
 
 def _read_file_details(intent: Intent) -> None:
@@ -726,7 +731,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"\bmost\s+", "", text, flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
-    text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
+    text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
     text = re.sub(r"(?<=\s)([-–—])(?:\s+[-–—])+(?=\s)", r"\1", text)  # "<trigger> — — at her desk": an aside was cut

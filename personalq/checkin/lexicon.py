@@ -14,6 +14,32 @@ MODEL_COMPOUNDS = frozenset(
     "kit kits train trains ship ships car cars plane planes figure figures sheet sheets".split()
 )
 
+# "draw me", "make", "generate" as requests in other languages open them ("dibuja a ...", "gera a athenams ...");
+# none is an English word, so one opening a request is never the picture's ("male", "mach" and "genera" are)
+DRAW_ME = frozenset(
+    "dibuja dibújame dibujame haz hazme dessine dessinez dessine-moi fais génère zeichne zeichnen erstelle "
+    "desenhe desenha faça faca gere gera gerar disegna disegnami fai fammi crea gambar gambarkan buat buatkan bikin "
+    "нарисуй нарисуйте сделай сгенерируй maak teken genereer wygeneruj narysuj vygeneruj nakresli generuj skapa "
+    "generera çiz".split()
+)
+
+# "do you have", "is there", "I'm looking for" as other languages ask ("¿tienes la ...", "finns det en ...", "vous
+# avez la ...", "cho mình xin ..."): said before the model asked for, they name nothing
+ASKING_PHRASES = (
+    "est-ce que vous avez", "vous avez", "avez-vous", "as-tu", "tu as", "y a-t-il", "je cherche", "cherche",
+    "gibt es", "gibts", "hast du", "habt ihr", "haben sie", "ich suche", "suche",
+    "finns det", "har du", "har ni", "heb je", "hebben jullie", "is er",
+    "czy masz", "czy jest", "masz", "macie", "szukam",
+    "у тебя есть", "у вас есть", "есть ли", "есть", "ищу",
+    "vocês têm", "você tem", "tem", "tens", "têm", "procuro", "tienes", "tenés", "tienen", "hay", "busco",
+    "cerco", "avete", "c'è", "esiste", "cho mình xin", "cho mình", "cho tôi", "mình xin", "có",
+)  # fmt: skip
+# their words, but those that are names too ("cho" chang, "xin" yan) and those too short to tell
+ASKING = frozenset(word for phrase in ASKING_PHRASES for word in phrase.split() if len(word) > 2 or word == "có") - {
+    "cho",
+    "xin",
+}
+
 # a request written as labelled fields, one model each: "character: dehya / style: ... / outfit: ... / scene: ..."
 FIELD_LABEL = re.compile(
     r"(?i)(?:^|(?<=[/|;\n]))\s*(?:character|char|subject|style|art\s*style|pose|outfit|clothing|clothes|costume"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from bm25s.stopwords import STOPWORDS_EN
 
 from personalq.checkin.evidence import QueryWord, card_fields
-from personalq.checkin.lexicon import FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
+from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.rewrite import subject_phrases
 from personalq.checkin.roles import is_character, is_style
 from personalq.checkin.tokens import (
@@ -51,7 +51,7 @@ _FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French 
 KIND_WORDS = (
     frozenset(
         "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles stil "
-        "finetune dreambooth extract extraction".split()  # "the deliberate v2 lora extract"
+        "finetune dreambooth extract extraction textual inversion".split()  # "the deliberate v2 lora extract"
     )
     | _FOLLOWED_BY_NAME
 )
@@ -89,7 +89,7 @@ TITLE_WORDS_ON = 4  # the most words a series' title runs on past a word that wo
 # a kind word that points back at who the request named: "misuzu ..., whichever of her loras is newer"
 _ANAPHORIC_KIND = re.compile(r"(?i)\b(?:her|his|its|their)\s+(?:lora|loras|models?|embeddings?|versions?|ones)\b")
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
-_DESCRIBING = frozenset("that which for with of called named".split())
+_DESCRIBING = frozenset("that which for with of called named för für pour para per dla для".split())
 # what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
 _DESCRIPTION_FILLER = frozenset(
     "makes make making made look looks looking better good nice great everything anything things stuff gives give "
@@ -189,23 +189,24 @@ _ASKED_WITH = (
         "je mau aku saya".split()
     )
     | _WANT
+    | ASKING
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
+# articles ("usando a lora ...", "finns det en embedding ...": no English "a", and no word of a name)
+_UNDERSCORES = re.compile(r"_*")
+_ARTICLES = frozenset("a o un una uno une um uma en ett ein eine einen een".split())
+_USING = _USE | frozenset("using usando utilizando utilizzando".split())  # "usando a lora better pantyhose"
 # the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages
 _LEADING = (
     ACTION_VERBS
     | _ASKED_WITH
     | frozenset(
         "love like um uh hmm well alright just "  # "um well i'd love ...", "got anything ..."
-        # "draw me", "make", "please" as requests in other languages open them ("dibuja a ...", "zeichne bitte ...")
-        "dibuja dibújame dibujame haz hazme genera dessine dessinez dessine-moi fais génère "
-        "zeichne zeichnen erstelle mach male bitte kannst könntest "
-        "desenhe desenha faça faca gere disegna disegnami fai "
-        "crea gambar gambarkan buat buatkan bikin tolong mohon нарисуй нарисуйте сделай сгенерируй "
-        "fammi gera gerar maak teken genereer wygeneruj narysuj vygeneruj nakresli generuj skapa generera çiz "
-        "пожалуйста хочу moi mir mi favor".split()
+        # "please", "can you" and the English-looking "draw me"s of other languages ("zeichne bitte ...")
+        "genera mach male bitte kannst könntest tolong mohon пожалуйста хочу moi mir mi favor".split()
     )
+    | DRAW_ME
 )
 # the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
 _ASKING = ACTION_VERBS | _ASKED_WITH | _USE | frozenset("i ich".split())
@@ -217,7 +218,7 @@ LABEL_TAIL = 2
 VERB_NAME_WORDS = 3  # the most words of a model's name that may open with an action word ("mix pattern")
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|+\-–—/\\\n，。、；：！？（）「」]")
 # between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")
-_CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]|\n，。、；：！？（）「」]|\.(?=\s|$)|\s[-–—]+\s|[–—]")
+CLAUSE_BREAK = re.compile(r"[,;:!?()\[\]|\n，。、；：！？（）「」]|\.(?=\s|$)|\s[-–—]+\s|[–—]")
 
 
 @dataclass
@@ -321,7 +322,7 @@ def _names_not_function_words(lowered: list[str]) -> list[str]:
     said = set(lowered)
     languages = [
         lang
-        for lang in (*REQUEST_LANGUAGES, "ru", "vi")
+        for lang in (*REQUEST_LANGUAGES, "ru", "vi", "sv", "tr")
         if len(said.intersection(_FUNCTION_WORDS_BY_LANGUAGE.get(lang, "").split())) >= 2
         or sum(everyday_in(w, lang) for w in said) >= 2
     ]
@@ -462,20 +463,22 @@ def read_reference(
         if k > j + 1:
             markers.update(range(j, k))
 
-    def with_before(i: int) -> bool:
-        """Does a "with" in another language, with its article, lead straight into the kind word at run ``i``, the
-        name following it as the language orders them ("avec l'embedding ...", "con la lora ...")?"""
+    def with_before(i: int) -> int | None:
+        """Where a "with" in another language, or a "use", "draw", "I want" or "do you have", with its article, leads
+        straight into the kind word at run ``i``, the name following it as the language orders them ("avec l'embedding
+        ...", "con la lora ...", "usando a lora better pantyhose", "cerco il lora pin-up"); None when none does."""
         j = i - 1
-        if j >= 0 and lowered[j] in _DETERMINERS and not boundary_between(j, i):
+        if j >= 0 and lowered[j] in _DETERMINERS | _ARTICLES and not boundary_between(j, i):
             j -= 1
-        return (
+        leads = (
             j >= 0
-            and lowered[j] in _WITH - {"with"}
+            and lowered[j] in (_WITH | _USING | ASKING | DRAW_ME | _WANT) - {"with"}
             and not boundary_between(j, j + 1)
             and i + 1 < len(runs)
             and not boundary_between(i, i + 1)
             and lowered[i + 1] not in _ROMANCE_OF  # "con el lora de ...": read below
         )
+        return j if leads else None
 
     def as_setting(i: int) -> list[int]:
         """The runs of "as the background" from run ``i`` ("sarrow as the background", "with syfyeye1 as the
@@ -510,7 +513,7 @@ def read_reference(
                 ):
                     j -= 1
                     continue
-                if lowered[j] in _PHRASE_STOPS or _acts_on(lowered, j):
+                if lowered[j] in _PHRASE_STOPS or lowered[j] in ASKING | DRAW_ME | _ARTICLES or _acts_on(lowered, j):
                     # "martha wearing the maid dress lora": what she does is no word of the name, unless a name
                     # spells the words through it ("angle from back lora")
                     through = _spelled_through(text, runs, j, i, spells, boundary_between)
@@ -531,12 +534,15 @@ def read_reference(
                     markers.add(j - 1)
             if phrase - before:
                 origin(i + 1)  # "the starfire lora from teen titans, on a beach"
+            leading = with_before(i) if word in KIND_WORDS and not phrase - before else None
             if (
                 word in _FOLLOWED_BY_NAME
-                or (word in KIND_WORDS and not phrase - before and with_before(i))
+                or leading is not None
                 or (word == "style" and i > 0 and lowered[i - 1] in _FRENCH_THE and not boundary_between(i - 1, i))
             ):
                 forward(i)  # "avec l'embedding architectural magazine", "con la lora ...", "dans le style warcraft"
+                if leading is not None and phrase - before and lowered[leading] in _WITH | _USING:
+                    markers.update(range(leading, i))  # "usando a": selection talk, cut from the prompt
             elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
                 forward(i + 1)
                 markers.add(i)
@@ -556,12 +562,19 @@ def read_reference(
                         markers.add(i)
                         described.add(j)
                     j += 1
+                if i in markers and lowered[i + 1] not in STOPWORDS:  # "en embedding för ...": selection talk
+                    markers.update(
+                        [i + 1] + [i - 1] * (i > 0 and lowered[i - 1] in _ARTICLES and not boundary_between(i - 1, i))
+                    )
         elif word in _NAMING and (
-            word != "by" or (i + 1 < len(runs) and creators(lowered[i + 1]) and not _done_to(lowered, i))
+            word != "by"
+            or (i + 1 < len(runs) and creators(handle := _joined_on(text, runs, i + 1)) and not _done_to(lowered, i))
         ):
-            if word == "by" and only_creators(lowered[i + 1]):
-                makers.add(i + 1)  # who made it, and nothing after the handle is a name ("by leirbag421 che ...")
-                markers.update((i, i + 1))
+            if word == "by" and only_creators(handle):
+                # who made it ("by h_madoka": the handle whole); nothing after it is a name ("by leirbag421 che ...")
+                handle_runs = _joined_runs_on(text, runs, i + 1)
+                makers.update(handle_runs)
+                markers.update((i, *handle_runs))
             else:
                 forward(i)
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
@@ -667,13 +680,14 @@ def read_reference(
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     label_tail = {k for i in label_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
-    phrase_spans += [(runs[min(group)][0], runs[max(group)][1]) for group in _groups(makers)]  # "h_madoka's" whole
+    # each handle whole: "h_madoka's", and "hikki_" with the underscore it ends in
+    phrase_spans += [(runs[min(g)][0], _UNDERSCORES.match(text, runs[max(g)][1]).end()) for g in _groups(makers)]
     maker_words = [  # each handle whole, as written and squashed ("h_madoka", "hmadoka")
         QueryWord((handle, squash(handle), *words_in(handle)), group[-1], CONTENT_WEIGHT)
         for group in _groups(makers)
         if (handle := _joined(text, runs, group[-1]))
     ]
-    clauses = [len(_CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
+    clauses = [len(CLAUSE_BREAK.findall(text, 0, start)) for start, _ in word_spans]
     written = []
     for start, end in files:
         inside = [k for k, span in enumerate(word_spans) if start <= span[0] and span[1] <= end]
@@ -713,18 +727,26 @@ def origin_first(text: str) -> str:
 # hikki_", "raphtalia od sysdeep", "le soldat par frogthejam", "kozueのtohsaka rin", "akii的doa honoka", "hikki_의 nico
 # yazawa"
 _HANDLE = r"[A-Za-z0-9][A-Za-z0-9_.-]*?[A-Za-z0-9_]"  # in Latin letters: "画gunshipwu123的" is "gunshipwu123"
-_BY_IN_OTHER_LANGUAGES = "de di du von van od z của от par por door".split()
+_BY_IN_OTHER_LANGUAGES = "de di du do da von van od z của от par por door".split()
 _MAKER_AFTER = re.compile(
     rf"(?i)(?<!\S)(?:{'|'.join(_BY_IN_OTHER_LANGUAGES)})\s+(?P<handle>{_HANDLE})(?=[\s,.;:!?)）]|$)"
 )
-_MAKER_BEFORE = re.compile(rf"(?<![A-Za-z0-9_'’])(?P<handle>{_HANDLE})\s*[的の의]\s*(?=[A-Za-z])")
+# a handle before "of" ("kozueのtohsaka rin"), or honoured or said to have made it, before anything ("shurikさんの球体
+# 関節lora", "xpramt做的布洛妮娅", "justsunny가 만든 ... 로라")
+_HONORIFIC = "さん|さま|様|氏|くん|君|ちゃん|先生|老师|大佬|님"
+_MADE = r"做的|制作的|画的|出的|が作った|[가이]\s*만든"
+_MAKER_BEFORE = re.compile(
+    rf"(?<![A-Za-z0-9_'’])(?P<handle>{_HANDLE})\s*(?P<honored>{_HONORIFIC})?\s*(?:(?P<made>{_MADE})|[的の의])\s*"
+    r"(?=(?P<latin>[A-Za-z])?\S)"
+)
 
 
 def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: Callable[[str], bool]) -> str:
     """A creator's handle said with another language's "of" ("de lmja", "kozueの") read as "by lmja" and "kozue's":
     who made the model, as the request would say it in English. After "of", only a handle that is a creator's and
     no model's (``only_creator``) is read so ("la lora de merida" keeps its series); before a particle, a handle in
-    Latin letters that is some ``creator``'s ("justtnpの", not "ウマ娘の")."""
+    Latin letters that is some ``creator``'s ("justtnpの", not "ウマ娘の"), with its honorific ("shurikさんの") or
+    said to have made it ("xpramt做的")."""
 
     def after(m: re.Match) -> str:
         handle = m.group("handle")
@@ -732,7 +754,10 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
 
     def before(m: re.Match) -> str:
         handle = m.group("handle")
-        return f"{handle}'s " if handle.isascii() and creator(handle.casefold()) else m[0]
+        # before a name in Latin letters, any creator's; before one in another script, a creator's and no model's
+        # unless honoured or said to have made it ("veryverybtの食蜂操祈", not "ウマ娘の")
+        known = creator if m.group("latin") or m.group("honored") or m.group("made") else only_creator
+        return f"{handle}'s " if handle.isascii() and known(handle.casefold()) else m[0]
 
     return _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text))
 
@@ -848,7 +873,8 @@ def _listed(
 
     names: list[set[int]] = []
     i, carried = 0, False  # carried: the run before i was a connector word
-    while i < end and lowered[i] in _USE:  # "usa l'embedding di ...": "use" names nothing
+    # "usa l'embedding di ...", "vocês têm o embedding ...": "use" and "do you have" name nothing
+    while i < end and (lowered[i] in _USE or lowered[i] in ASKING):
         i += 1
     while i < end:
         connected = carried or (i > 0 and bool(_JOINED_BY.search(text[runs[i - 1][1] : runs[i][0]])))
@@ -1217,13 +1243,13 @@ def _styled_after(text: str, runs: list, lowered: list[str], i: int) -> int:
 def _parted(gap: str) -> bool:
     """Does ``gap`` between two words end a name: a list mark or a clause break, but not the bracket that opens a
     name's series ("herta (star rail)")?"""
-    return bool(_LIST_MARK.search(gap) or (_CLAUSE_BREAK.search(gap) and gap.strip() != "("))
+    return bool(_LIST_MARK.search(gap) or (CLAUSE_BREAK.search(gap) and gap.strip() != "("))
 
 
 def _break(text: str, runs: list, j: int, brackets: bool = True) -> bool:
     """Does a clause break stand before run ``j`` (a bracket counting as one unless ``brackets`` is false)?"""
     gap = text[runs[j - 1][1] : runs[j][0]] if j > 0 else ""
-    return j > 0 and bool(_CLAUSE_BREAK.search(gap if brackets else re.sub(r"[()\[\]]", " ", gap)))
+    return j > 0 and bool(CLAUSE_BREAK.search(gap if brackets else re.sub(r"[()\[\]]", " ", gap)))
 
 
 def _head(
@@ -1259,7 +1285,7 @@ def _head(
             and lowered[j] not in _ORIGIN
         ):
             gap = text[runs[j - 1][1] : runs[j][0]]
-            if taken and gap != ":" and _CLAUSE_BREAK.search(gap):
+            if taken and gap != ":" and CLAUSE_BREAK.search(gap):
                 break  # a clause ends the phrase; "half-elf" and "re:zero" are one word each
             taken.append(j)
             j += 1
@@ -1276,7 +1302,13 @@ def _head(
         and lowered[i] not in _ORIGIN
     ):
         # "a violinist in front of ...": the picture comes first, not a name; but "a genshin character" is a role
-        if lowered[i] in _INDEFINITE and not _ends_in_anyone(run_until_scene(i + 1), lowered):
+        # ("gera a athenams ...", "dibuja a geralt ...": after "draw" in another language, "a" is no indefinite)
+        foreign_verb = i > 0 and lowered[i - 1] in _LEADING and not is_english(lowered[i - 1])
+        if (
+            lowered[i] in _INDEFINITE
+            and not (lowered[i] == "a" and foreign_verb)
+            and not _ends_in_anyone(run_until_scene(i + 1), lowered)
+        ):
             return set(), set()
         i += 1
     if i < len(runs) and lowered[i] in PICTURE_NOUNS:  # "photo of my kitchen ...", "portrait of a girl ..."
@@ -1477,6 +1509,19 @@ def _joined_runs(text: str, runs: list, i: int) -> list[int]:
     while first > 0 and text[runs[first - 1][1] : runs[first][0]] == "_":
         first -= 1
     return list(range(first, i + 1))
+
+
+def _joined_runs_on(text: str, runs: list, i: int) -> list[int]:
+    """The runs of the word joined by underscores that run ``i`` begins ("h", "madoka" of "by h_madoka")."""
+    last = i
+    while last + 1 < len(runs) and text[runs[last][1] : runs[last + 1][0]] == "_":
+        last += 1
+    return list(range(i, last + 1))
+
+
+def _joined_on(text: str, runs: list, i: int) -> str:
+    """The word joined by underscores that run ``i`` begins, as written ("h_madoka" of "by h_madoka")."""
+    return text[runs[i][0] : runs[_joined_runs_on(text, runs, i)[-1]][1]].casefold()
 
 
 def _joined(text: str, runs: list, i: int) -> str:

@@ -123,8 +123,8 @@ def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SL
     if trained and not said and re.match(rf"{mark}\s*\w", prompt) and not is_style_checkpoint(card):
         prompt = "a " + prompt
     text = prompt.replace(mark, "" if said else trigger)
-    text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-")
-    text = re.sub(r"^(?:an?|the)\s*(?=[,.;:]|$)", "", text).strip(" ,.;:-")
+    text = re.sub(r"\s+([,.!?;:])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
+    text = re.sub(r"^(?:an?|the)\s*(?=[,.;:]|$)", "", text).strip(" ,.;:-–—")
     if not said:
         text = _article_before(trigger, text)
     return text or (f"a photo of {trigger}" if trigger else "")

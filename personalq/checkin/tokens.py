@@ -12,6 +12,7 @@ Each field also contributes its *squashed* form (letters and digits only), so "b
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -41,9 +42,30 @@ _LABEL_WORD = re.compile(r"^v?\d+(?:\.\d+)+([^\W\d_]{2,})$")  # a version label 
 _WORD_NUMBER = re.compile(r"^([^\W\d_]{3,}?)(v\d+)$|^([^\W\d_]{3,})(\d{2,})$|^(\d{2,})([^\W\d_]{3,})$")
 
 
+def _han_forms() -> dict[int, str]:
+    """Each traditional and Japanese (shinjitai) form of a Han character mapped to its simplified one, from OpenCC's
+    character tables: "布洛妮婭" and "布洛妮娅", "崩壊" and "崩坏" are one name. One character for one, so a text's
+    spans stay its own."""
+    tables = importlib.resources.files("opencc") / "dictionary"
+
+    def pairs(name: str) -> list[tuple[str, str]]:
+        rows = (line.split("\t") for line in (tables / name).read_text(encoding="utf-8").splitlines())
+        return [(row[0], row[1].split()[0]) for row in rows if len(row) == 2 and row[1].strip()]
+
+    simplified = {t: s for t, s in pairs("TSCharacters.txt") if len(t) == len(s) == 1}
+    for traditional, japanese in pairs("JPVariants.txt"):
+        if len(traditional) == len(japanese) == 1 and japanese != traditional:
+            simplified.setdefault(japanese, simplified.get(traditional, traditional))
+    return str.maketrans(simplified)
+
+
+_SIMPLIFIED = _han_forms()
+
+
 def fold(text: str) -> str:
-    """NFKC and case folding: full-width letters, ligatures and case stop mattering."""
-    return unicodedata.normalize("NFKC", text or "").casefold()
+    """NFKC, case folding and one form of each Han character: full-width letters, ligatures, case and whether
+    Chinese is written in simplified or traditional characters, or Japanese in its own, stop mattering."""
+    return unicodedata.normalize("NFKC", text or "").casefold().translate(_SIMPLIFIED)
 
 
 def is_unspaced(token: str) -> bool:
@@ -70,11 +92,16 @@ def sounded(run: str) -> list[tuple[int, int, str]]:
 
 
 def pair_sounds(run: str) -> list[tuple[str, ...]]:
-    """The words an unspaced ``run`` stands for, pair by pair: each character pair, and, for a pair inside a
-    sounded stretch, the stretch's romanization too, so that all of "ワカモ" answers to "wakamo"."""
+    """The words an unspaced ``run`` stands for, pair by pair: each character pair as written, its simplified form
+    when that differs ("崩壊" -> "崩坏"), and, for a pair inside a sounded stretch, the stretch's romanization too, so
+    that all of "ワカモ" answers to "wakamo"."""
     sounds = sounded(run)
     return [
-        (pair, *(sound for start, end, sound in sounds if start <= i and i + len(pair) <= end))
+        (
+            pair,
+            *([simplified] if (simplified := pair.translate(_SIMPLIFIED)) != pair else []),
+            *(sound for start, end, sound in sounds if start <= i and i + len(pair) <= end),
+        )
         for i, pair in enumerate(_pairs(run))
     ]
 
@@ -102,7 +129,7 @@ def spans(text: str, cut: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int
     reduced to the owner ("hahafofo's" -> "hahafofo"). A run in a script without spaces is split around the
     ``cut`` spans ("弥海砂第二版" less its version "第二版" is the name "弥海砂")."""
     out: list[tuple[int, int, list[str]]] = []
-    normalized = unicodedata.normalize("NFKC", text or "")
+    normalized = unicodedata.normalize("NFKC", text or "").translate(_SIMPLIFIED)
     for match in _RUN.finditer(normalized):
         run = match.group(0)
         if is_unspaced(run):
