@@ -1017,5 +1017,3 @@ def test_a_joined_trained_word_written_as_words_names_its_model(settings, tmp_pa
     result = checkin.ask("orla quill crossing a bridge, ember glass artstyle + marbled dusk sky", NOW)
     assert sorted(c.checkpoint_id for c in result.checkpoints) == ["ember", "marbled", "orla"]
     assert result.prompt == "a orlaquill crossing a bridge, ember-glass-artstyle, marbled-dusk sky"
-
-

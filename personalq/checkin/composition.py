@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from personalq.checkin.evidence import card_fields, model_name, numbered_titles
+from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, numbered_titles
 from personalq.checkin.intent import Intent, version_number
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
@@ -249,7 +249,8 @@ def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]
     k = 0
     while k < len(reference.words):
         # a run may take in a group it holds whole ("+ marbling art": "art" was listed alone)
-        run = _joined_trigger_at(index, reference, k, taken - set().union(*(g for g in groups if g <= _ahead(k))))
+        ahead = set(range(k, k + TRAINED_RUN_WORDS))
+        run = _joined_trigger_at(index, reference, k, taken - set().union(*(g for g in groups if g <= ahead)))
         if run:
             found.append(run)
             k = max(run) + 1
@@ -264,14 +265,10 @@ def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]
     return found
 
 
-def _ahead(k: int) -> set[int]:
-    return set(range(k, k + TRAINED_RUN_WORDS))
-
-
 _OPENS_ITEM = re.compile(r"(?i)(?:^|[,;:+&]|\.\s|\b(?:and|with|plus)\s)\s*$")
 
 
-def _joined_trigger_at(index, reference: Reference, k: int, taken: set[int]) -> set[int]:
+def _joined_trigger_at(index: SelectionIndex, reference: Reference, k: int, taken: set[int]) -> set[int]:
     """The words from ``k`` that spell a joined trained word of one model, two or more, opening a clause or a list
     item, longest first; none otherwise."""
     if k in taken or not _OPENS_ITEM.search(reference.text, 0, reference.spans[k][0]):

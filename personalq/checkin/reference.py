@@ -193,8 +193,8 @@ _ASKED_WITH = (
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
-# articles ("usando a lora ...", "finns det en embedding ...": no English "a", and no word of a name)
 _UNDERSCORES = re.compile(r"_*")
+# articles ("usando a lora ...", "finns det en embedding ...": no English "a", and no word of a name)
 _ARTICLES = frozenset("a o un una uno une um uma en ett ein eine einen een".split())
 _USING = _USE | frozenset("using usando utilizando utilizzando".split())  # "usando a lora better pantyhose"
 # the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages
@@ -562,10 +562,10 @@ def read_reference(
                         markers.add(i)
                         described.add(j)
                     j += 1
-                if i in markers and lowered[i + 1] not in STOPWORDS:  # "en embedding för ...": selection talk
-                    markers.update(
-                        [i + 1] + [i - 1] * (i > 0 and lowered[i - 1] in _ARTICLES and not boundary_between(i - 1, i))
-                    )
+                if i in markers and lowered[i + 1] not in STOPWORDS:
+                    markers.add(i + 1)  # "una lora para ...": another language's "for" is selection talk
+                    if i > 0 and lowered[i - 1] in _ARTICLES and not boundary_between(i - 1, i):
+                        markers.add(i - 1)  # and so is its article
         elif word in _NAMING and (
             word != "by"
             or (i + 1 < len(runs) and creators(handle := _joined_on(text, runs, i + 1)) and not _done_to(lowered, i))
