@@ -304,14 +304,13 @@ class SelectionIndex:
             self._names_by_length[len(whole)].append(whole)
         self._files = self._file_names(cards, self.family_of)
         self._trained: dict[str, set[str]] = defaultdict(set)  # squashed trained words -> the models trained on them
-        # trained words written as one joined token, as the concept library names them ("david-moreno-architecture")
-        self._joined_trained = {
-            squash(t) for card in cards for t in card.trigger_words if " " not in t.strip() and _JOINED.search(t)
-        }
         self._embeddings: dict[str, list[int]] = defaultdict(list)  # squashed trained words -> embeddings on them
+        # trained words written as one joined token, as the concept library names them ("david-moreno-architecture")
+        self._joined_trained: set[str] = set()
         for i, (card, family) in enumerate(zip(cards, self.family_of)):
             # a trigger written as a tag list ("yuzu,yuzuhalo") trains each of its tags
             said = card.trigger_words
+            self._joined_trained.update(squash(t) for t in said if " " not in t.strip() and _JOINED.search(t))
             tags = (tag for t in said if "," in t for tag in t.split(","))
             for trained in {squash(t) for t in (*said, *tags)} - {""}:
                 self._trained[trained].add(family)
