@@ -76,6 +76,19 @@ def test_weights_come_from_the_request_and_leave_the_prompt(checkin):
     assert "70" not in result.prompt and "little" not in result.prompt
 
 
+def test_strengths_said_in_other_languages_or_after_a_name_of_several_words(checkin):
+    result = checkin.ask("lyra venn mit Gewicht 0,9 beim Lesen, dazu die ink wash lora auf 0,5", NOW)
+    assert _set(result) == [("lyra", 0.9), ("inkwash", 0.5)]
+    assert "0,9" not in result.prompt and "0,5" not in result.prompt and "Gewicht" not in result.prompt
+    # a weight after a name of several words is the whole name's, not its last word's
+    result = checkin.ask("lyra venn:0.8, film grain detail:0.55, reading in a library", NOW)
+    assert _set(result) == [("lyra", 0.8), ("grain", 0.55)]
+    assert result.prompt == "lyravenn, filmgrain, reading in a library"
+    result = checkin.ask("lyra venn, reading in a library, ink wash style:.45", NOW)
+    assert _set(result) == [("lyra", 1.0), ("inkwash", 0.45)]
+    assert result.prompt == "lyravenn, reading in a library, inkwash style"
+
+
 def test_webui_network_tags_name_the_set_and_a_negative_prompt_is_split_off(checkin):
     result = checkin.ask(
         "<lora:lyra_venn:0.8> <lora:ink_wash_style:0.45> a girl by a lake, negative: blurry, lowres", NOW
@@ -153,6 +166,14 @@ def test_strengths_are_read_where_they_are_said():
     assert weights("bubble drip at about 60 percent, leaping") == [0.6]
     # times, counts, versions and sizes are no strengths
     assert weights("at 3 pm, at 1, neon lora 1.5, v0.6, a 0.5m cat, go to 3 places") == []
+    # as other languages say it: their "at" and "weight", a decimal comma, percent in words
+    assert weights("lyra mit Gewicht 0,9, dazu die ink lora auf 0,5") == [0.9, 0.5]
+    assert weights("stile fluffy al 50%, l'artoria all'80%, à 0,5, con peso 0,7") == [0.5, 0.8, 0.5, 0.7]
+    assert weights("at seventy percent, at forty-five per cent, al 60 por ciento") == [0.7, 0.45, 0.6]
+    assert weights("水彩风格强度0.6, 水彩lora权重0.4, スタイルを0.7で描いて, lora 강도 0.3") == [0.6, 0.4, 0.7, 0.3]
+    assert weights("kishida mel style 45%, madoka (iroaK):0.85, apex legends style:.45") == [0.45, 0.85, 0.45]
+    # another language's "at" before a bare number above one is the base, and a thousands comma no fraction
+    assert weights("la lora entrenada en 1.5, auf 2.1, at 3,000 feet, versions 1,2 and 3") == []
 
 
 def test_webui_tags_name_files_by_their_stem_or_their_folder(settings):
@@ -197,6 +218,21 @@ def test_a_number_said_beats_a_little_of(checkin):
     result = checkin.ask("lyra venn (80%) walking in the rain, ink wash style at 50 percent", NOW)
     assert _set(result) == [("lyra", 0.8), ("inkwash", 0.5)]
     assert "80" not in result.prompt and "(" not in result.prompt
+
+
+def test_a_base_nobody_can_tell_refuses_no_combination(settings, tmp_path):
+    """Civitai's "Other" base (a LoRA trained on an SD 1.x anime model, most often) is no evidence of a mismatch: only
+    two bases both known and different are refused."""
+    cards = [
+        dict(card_id="kiri", name="Kiri Asahane", base_model="Other", tags=["character"], triggers=["kiriasa"]),
+        dict(card_id="ink", name="Ink Wash Style", base_model="SD 1.5", tags=["style"], triggers=["inkwash style"]),
+        dict(card_id="orin", name="Orin Hale", base_model="SDXL 1.0", tags=["character"], triggers=["orinhale"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    result = checkin.ask("kiri asahane in my ink wash style lora, on a pier", NOW)
+    assert _set(result) == [("kiri", 1.0), ("ink", 1.0)]
+    result = checkin.ask("orin hale in my ink wash style lora, on a pier", NOW)
+    assert result.status == "no_match" and "different bases" in result.reason
 
 
 def test_a_base_said_before_a_name_is_that_parts_and_a_bracket_ends_no_list(checkin):

@@ -49,6 +49,7 @@ from personalq.checkin.rewrite import is_negative_embedding, prompt_trigger_for,
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.strength import STRENGTH_KEY
+from personalq.checkin.talk import without_talk
 from personalq.checkin.tokens import squash, words
 from personalq.repository.card import GENERIC_TAGS
 from personalq.repository.service import Repository, StoredCheckpoint
@@ -243,17 +244,34 @@ _JOINED_BEFORE = re.compile(
 )
 
 
-# "weight:0.6", "cfg:7": a setting said with a value, not a name
-_KEYED = re.compile(rf"(?i){STRENGTH_KEY}|neg|negative|cfg|steps|seed|lora|lyco|locon")
+# "weight:0.6", "cfg:7": a setting said with a value, not a name; "bartolomeobari style:0.65": the strength of the
+# name the kind word ends
+_KEYED = re.compile(rf"(?i){STRENGTH_KEY}|neg|negative|cfg|steps|seed|lora|lyco|locon|style|artstyle|embedding")
 
 
 # an embedding called by its token, as sd-concepts-library writes it: "tylee in ba sing se, <kojima-ayami> style"
 _EMBEDDING_TOKEN = re.compile(r"<(?P<name>[^\W_][\w.'-]*[^\W_]|[^\W_])>(?:\s+(?:style|embedding|ti)\b)?", re.I)
 
 
+# where a list item of a prompt begins
+_ITEM_START = re.compile(r"[,;!?()\n]|\.\s")
+
+
+def _bare_weight(piece: str, m: re.Match) -> str:
+    """``name:0.6`` read as the tag it stands for, ``<lora:name:0.6>``; a weight after a name of several words is the
+    strength of the whole list item ("koyama yuzu:0.8, black and white comics:0.55, ..."), not of its last word; a
+    setting ("weight:0.6", "cfg:7") or a kind word ("ink wash style:0.5") keeps its colon for the strength reader."""
+    if _KEYED.fullmatch(m.group("name")):
+        return m.group(0)
+    item_start = max((s.end() for s in _ITEM_START.finditer(piece, 0, m.start())), default=0)
+    if piece[item_start : m.start()].strip():
+        return f"{m.group('name')} lora at {m.group('weight')}"
+    return f"<lora:{m.group(0)}>"
+
+
 def _bracketed(text: str) -> str:
-    """``name:0.6`` outside a tag written as the tag it stands for, ``<lora:name:0.6>`` ("weight:0.6" is no name),
-    and an embedding's ``<token>`` too, with the kind word said after it ("<kojima-ayami> style")."""
+    """``name:0.6`` outside a tag written as the tag it stands for (:func:`_bare_weight`), ``<lora:name:0.6>``, and an
+    embedding's ``<token>`` too, with the kind word said after it ("<kojima-ayami> style")."""
     text = _EMBEDDING_TOKEN.sub(lambda m: f"<lora:{m.group('name')}>", text)
     pieces, last = [], 0
     for tag in _WEBUI_NETWORK.finditer(text):
@@ -261,11 +279,7 @@ def _bracketed(text: str) -> str:
         last = tag.end()
     pieces.append(text[last:])
     return "".join(
-        piece
-        if k % 2
-        else _BARE_NETWORK.sub(
-            lambda m: m.group(0) if _KEYED.fullmatch(m.group("name")) else f"<lora:{m.group(0)}>", piece
-        )
+        piece if k % 2 else _BARE_NETWORK.sub(lambda m, piece=piece: _bare_weight(piece, m), piece)
         for k, piece in enumerate(pieces)
     )
 
@@ -295,8 +309,13 @@ def _transposed(word: str) -> set[str]:
     return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)} - {word}
 
 
-# connectors typed with two letters swapped ("acerola wiht the smug face lora", "usign western ink"): no name reads so
-_CONNECTOR_TYPOS = {typo: word for word in ("with", "using", "plus", "and", "wearing") for typo in _transposed(word)}
+# connectors and kind words typed with two letters swapped ("acerola wiht the smug face lora", "usign western ink",
+# "tsukishiro hana lroa"): no name reads so
+_CONNECTOR_TYPOS = {
+    typo: word
+    for word in ("with", "using", "plus", "and", "wearing", "lora", "embedding")
+    for typo in _transposed(word)
+}
 _CONNECTOR_TYPOS.pop("suing")
 _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
 
@@ -371,6 +390,7 @@ class CheckIn:
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()
         query, negative = split_negative(_clean(query))
+        query = without_talk(query)
         if not query:
             raise InvalidRequest(
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
@@ -425,7 +445,7 @@ class CheckIn:
         """Continue a clarification: an option's label or position, or free text that narrows the candidates
         ("the heavy one", "v2", "the newest", "the one by konyconi")."""
         started = time.perf_counter()
-        text = network_tags(_clean(text))[0]
+        text = network_tags(without_talk(_clean(text)))[0]
         row, state = self.store.load(session_id)
         self.cache.refresh()
         remaining = self.cache.get_many(state.candidate_ids)

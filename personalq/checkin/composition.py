@@ -496,7 +496,8 @@ def _refusal(decided: list[Part]) -> str:
     chosen = [p.decision.chosen for p in decided if p.decision.status == "selected"]
     bases: dict[str, StoredCheckpoint] = {}
     for card in chosen:
-        bases.setdefault(_architecture(card), card)
+        if (architecture := architecture_of(card.base_model)) is not None:  # Civitai's "Other" may be any of them
+            bases.setdefault(architecture, card)
     if len(bases) > 1:
         first, second = list(bases.values())[:2]
         return (
@@ -512,16 +513,11 @@ def _refusal(decided: list[Part]) -> str:
     return ""
 
 
-def _architecture(card: StoredCheckpoint) -> str:
-    """What decides whether two checkpoints fit one base: SD 1.4 and 1.5 LoRAs do, SD 1.5 and SDXL ones do not."""
-    return architecture_of(card.base_model) or card.base_model
-
-
 def _same_base(part: Part, base: str | None) -> Part:
     """An open part narrowed to the base the decided parts share; no match when none of its candidates is on it."""
     if base is None or part.decision.status != "clarify":
         return part
-    fitting = [c for c in part.decision.remaining if _architecture(c) == base]
+    fitting = [c for c in part.decision.remaining if architecture_of(c.base_model) == base]
     if len(fitting) == len(part.decision.remaining) or not fitting:
         return part
     status = "selected" if len(fitting) == 1 else "clarify"
@@ -598,7 +594,7 @@ def compose(
         return Composition(
             parts, refusal=f"An image takes at most {MAX_CHECKPOINTS} checkpoints; this names {len(parts)}."
         )
-    bases = {_architecture(p.decision.chosen) for p in parts if p.decision.status == "selected"}
+    bases = {architecture_of(p.decision.chosen.base_model) for p in parts if p.decision.status == "selected"} - {None}
     parts = [_same_base(p, next(iter(bases)) if len(bases) == 1 else None) for p in parts]
     parts = [p for p in parts if not _plain_words_of_many(p, reference)]
     if len(parts) < 2:

@@ -212,7 +212,7 @@ _LEAD = re.compile(
     r"(?:please\s+)?"
     r"(?:(?:can|could|would) (?:you|u)\s+)?(?:please\s+)?"
     r"(?:generate|make|create|render|draw|paint|do|show me|give me|gimme|pull up|i want|i'd like|i would like|i need"
-    r"|need|do i have|is there|are there"
+    r"|need|do i have|is there|are there|(?:can|could|may) (?:i|we) (?:get|have|see)|i'?d love|i would love|id like"
     r"|quiero|quer[ií]a|quero|je voudrais|voudrais|je veux|ich m[öo]chte|m[öo]chte|vorrei|voglio|aku mau|saya mau"
     r"|(?:kannst|k[öo]nntest)(?: du)?(?: mir)?"  # "kannst du ... malen?": its verb ends the sentence (see _FILLER)
     # the same requests in other languages: "dibuja", "dessine-moi", "zeichne bitte", "gambarkan", "нарисуй"
@@ -743,6 +743,13 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     dangling = _TRAILING.search(text)
     if dangling and not _words_end(intent.text, dangling.group(0)):
         text = text[: dangling.start()].strip(" ,.;:-")
+    # a connector whose words after it were cut ("<trigger> but, at a cafe" from "... but the older one plz, at a
+    # cafe"); one the person ended a clause with stays
+    text = re.sub(
+        r"(?i)\s+\b(but|and|or|plus)\b(?=\s*(?:[,;.]|$))",
+        lambda m: m.group(0) if re.search(rf"(?i)\b{m.group(1)}\s*(?:[,;.]|$)", intent.text) else "",
+        text,
+    )
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""

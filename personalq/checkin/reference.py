@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from bm25s.stopwords import STOPWORDS_EN
+from wordfreq import zipf_frequency
 
 from personalq.checkin.evidence import QueryWord, card_fields
 from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
@@ -513,7 +514,12 @@ def read_reference(
                 ):
                     j -= 1
                     continue
-                if lowered[j] in _PHRASE_STOPS or lowered[j] in ASKING | DRAW_ME | _ARTICLES or _acts_on(lowered, j):
+                if (
+                    lowered[j] in _PHRASE_STOPS
+                    or lowered[j] in ASKING | DRAW_ME | _ARTICLES
+                    or _acts_on(lowered, j)
+                    or _article_after_a_word(lowered, j, boundary_between)
+                ):
                     # "martha wearing the maid dress lora": what she does is no word of the name, unless a name
                     # spells the words through it ("angle from back lora")
                     through = _spelled_through(text, runs, j, i, spells, boundary_between)
@@ -528,7 +534,7 @@ def read_reference(
                 j -= 1
                 if _possessive(text, runs[j + 1]):
                     break  # "laika_slime_300 wearing zhuym's lolita dress lora": the owner opens the name
-            if j >= 0 and j + 1 < i and lowered[j] in _DETERMINERS and not boundary_between(j, j + 1):
+            if j >= 0 and j + 1 < i and lowered[j].lower() in _DETERMINERS and not boundary_between(j, j + 1):
                 markers.add(j)
                 if j >= 1 and lowered[j - 1] in _NAMING | _WITH and not boundary_between(j - 1, j):
                     markers.add(j - 1)
@@ -746,7 +752,7 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
     who made the model, as the request would say it in English. After "of", only a handle that is a creator's and
     no model's (``only_creator``) is read so ("la lora de merida" keeps its series); before a particle, a handle in
     Latin letters that is some ``creator``'s ("justtnpの", not "ウマ娘の"), with its honorific ("shurikさんの") or
-    said to have made it ("xpramt做的")."""
+    said to have made it ("xpramt做的"); a handle with an "s" stuck on, as the possessive typed in a hurry."""
 
     def after(m: re.Match) -> str:
         handle = m.group("handle")
@@ -759,7 +765,16 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
         known = creator if m.group("latin") or m.group("honored") or m.group("made") else only_creator
         return f"{handle}'s " if handle.isascii() and known(handle.casefold()) else m[0]
 
-    return _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text))
+    def unmarked(m: re.Match) -> str:  # "velvetnibs lyra venn": the possessive typed without its apostrophe
+        handle, word = m.group("handle"), m[0]
+        plain = not only_creator(word.casefold()) and not is_english(word, COMMON_ZIPF)
+        return f"{handle}'s" if plain and only_creator(handle.casefold()) else word
+
+    return _UNMARKED_POSSESSIVE.sub(unmarked, _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text)))
+
+
+# a handle with an "s" and no apostrophe before a name: "velvetnibs lyra venn"
+_UNMARKED_POSSESSIVE = re.compile(r"(?<![\w'’])(?P<handle>[^\W\d_][\w.-]{2,}?)s'?(?=\s+[^\W\d_])")
 
 
 def _opens_scene(word: str, following: str = "") -> bool:
@@ -1225,6 +1240,18 @@ _STYLED = (
     ("stile", "di"),
     ("style", "de"),
 )
+
+
+def _article_after_a_word(lowered: list[str], j: int, boundary_between) -> bool:
+    """Is run ``j`` another language's article said after a word of that language ("dazu die ink wash lora", "y la
+    acuarela lora")? It opens the name then; after a name ("arknights la pluma") it is the name's."""
+    return (
+        lowered[j].lower() in _DETERMINERS  # in capitals where the request reads as English
+        and j > 0
+        and not boundary_between(j - 1, j)
+        and not is_english(lowered[j - 1], COMMON_ZIPF)
+        and any(zipf_frequency(lowered[j - 1], language) >= COMMON_ZIPF for language in REQUEST_LANGUAGES)
+    )
 
 
 def _styled_after(text: str, runs: list, lowered: list[str], i: int) -> int:

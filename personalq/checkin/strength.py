@@ -12,26 +12,75 @@ from dataclasses import dataclass
 
 from personalq.repository.weighted import MAX_WEIGHT, MIN_WEIGHT
 
-_NUMBER = r"(?P<n>[-−]?(?:\d+(?:\.\d+)?|\.\d+))(?P<pct>\s*(?:%|per\s?cent\b))?"
-STRENGTH_KEY = r"(?:strength|weight|power|str|intensity|scale)"  # the words a strength is said with
-# said after the model's name: "<name> at 0.6", "<name> @ 70%", "<name> at about 60 percent", "<name> weight 0.8",
-# "<name>, 0.5 strength", "set <name> to 0.3", "<name> turned down to .35"
-_AFTER = re.compile(
-    rf"(?i)(?:(?<![\w.])(?:(?:turned|dialed|dialled|toned|brought|cranked)\s+(?:down|up)\s+)?(?:at|@|to)\s*(?:about\s+|around\s+|roughly\s+|~\s*)?(?:a\s+)?(?:{STRENGTH_KEY}\s*(?:of\s*)?)?{_NUMBER}(?:\s*{STRENGTH_KEY}\b)?"
-    rf"|\b{STRENGTH_KEY}\s*(?:of|=|:)?\s*{_NUMBER.replace('n>', 'n2>').replace('pct>', 'pct2>')}"
-    rf"|(?<![\w.]){_NUMBER.replace('n>', 'n3>').replace('pct>', 'pct3>')}\s*{STRENGTH_KEY}\b)"
-    r"(?![\w.])"
+# a number, with a decimal point or a decimal comma ("0,7", as most of Europe writes it), and its percent sign or word
+_NUMBER = (
+    r"(?P<n>[-−]?(?:\d+(?:[.,]\d+)?|\.\d+))"
+    r"(?P<pct>\s*(?:%|per\s?cent\b|por\s?ciento\b|pour\s?cent\b|per\s?cento\b|prozent\b|procent\b|процент\w*))?"
 )
-# a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8" ("lora 1.5" is
-# more often a version)
-_AFTER_KIND = re.compile(r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti)\s*[:=]?\s*(?P<n>0?\.\d+)(?![\w.%])")
-# a fraction after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping", "..., plastic
-# clothes 0.4 - posing in a phone booth"
-_IN_LIST = re.compile(r"(?i)(?<=[^\W\d_])\s+(?P<n>0?\.\d+)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)")
+# the words a strength is said with, in the languages people write requests in; CJK ones need no space before them
+# ("水彩lora权重0.6")
+_KEY_WRITTEN_APART = (
+    r"strength|weight|power|str|intensity|scale"
+    r"|gewicht|gewichtung|stärke|staerke|poids|force|intensité|peso|fuerza|força|forza|intensidad|intensidade"
+    r"|intensità|sterkte|styrka|vikt|вес\w*|сил\w*|wag\w*|sił\w*"
+)
+_KEY_WRITTEN_JOINED = r"強度|强度|權重|权重|強さ|ウェイト|ウエイト|重み|강도|가중치"
+STRENGTH_KEY = rf"(?:{_KEY_WRITTEN_APART}|{_KEY_WRITTEN_JOINED})"
+# the word that ties a strength to the name before it: "at", and its twins in other languages ("al 60%", "all'80%",
+# "à 0,5", "auf 0,5", "mit Gewicht 0,9", "con peso 0.7", "на 0,6")
+_AT = (
+    r"(?P<at>at|@|to|al|all['’]|alla|a|à|au|auf|bei|mit|con|com|em|en|na|на|с|со|op|met|på|med|z|ze)"
+    r"(?:\s+(?:un|una|uno|einem|einer|der|dem|la|le|el|o|um|uma))?"
+)
+# a percentage in English words: "at seventy percent", "forty-five per cent"
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_UNITS = {w: k for k, w in enumerate("one two three four five six seven eight nine".split(), start=1)}
+_TEENS = {
+    w: k
+    for k, w in enumerate(
+        "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(), start=10
+    )
+}
+_WORD_PERCENT = re.compile(
+    rf"(?i)(?<![\w.])(?:(?:at|to)\s+)?(?:about\s+|around\s+|roughly\s+)?"
+    rf"(?P<words>(?:{'|'.join(_TENS)})(?:[-\s](?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|(?:a|one)\s+hundred)"
+    r"\s*(?:%|per\s?cent\b)"
+)
+
+
+def _number(k: int) -> str:
+    """:data:`_NUMBER` with its groups named for the ``k``-th place it is said in one pattern."""
+    return _NUMBER.replace("n>", f"n{k}>").replace("pct>", f"pct{k}>")
+
+
+_KEY_ALONE = rf"(?:(?<![A-Za-z])(?:{_KEY_WRITTEN_APART})|{_KEY_WRITTEN_JOINED})"
+_TURNED = r"(?:(?:turned|dialed|dialled|toned|brought|cranked)\s+(?:down|up)\s+)"
+_ABOUT = r"(?:about\s+|around\s+|roughly\s+|~\s*)"
+# said after the model's name: "<name> at 0.6", "<name> @ 70%", "<name> at about 60 percent", "<name> weight 0.8",
+# "<name>, 0.5 strength", "set <name> to 0.3", "<name> turned down to .35", "<name>を0.7で", "<name>，强度0.6"
+_AFTER = re.compile(
+    rf"(?i)(?:(?<![\w.]){_TURNED}?{_AT}\s*{_ABOUT}?(?:a\s+)?(?:{STRENGTH_KEY}\s*(?:of|de|von)?\s*)?{_number(1)}"
+    rf"(?:\s*{STRENGTH_KEY}\b)?"
+    rf"|{_KEY_ALONE}\s*(?:of|=|:|：|de|von)?\s*{_number(2)}"
+    rf"|(?<![A-Za-z0-9_.]){_number(3)}\s*(?:{STRENGTH_KEY}\b|(?=で))(?:で)?)"
+    r"(?![A-Za-z0-9_.]|,\d)"  # a Latin word glued on is no strength ("0.5m"); CJK text goes on without a space
+)
+# a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8", "apex legends
+# style:.45" ("lora 1.5" is more often a version)
+_AFTER_KIND = re.compile(
+    r"(?i)\b(?:lora|lyco|locon|lycoris|embedding|ti|style|artstyle)\s*[:=]?\s*(?P<n>0?\.\d+)(?![\w.%])"
+)
+# a fraction or a percentage after a name in a list of models: "lihua cat lora 0.75, hairdetailer 0.4, a cat napping",
+# "..., plastic clothes 0.4 - posing in a phone booth", "kishida mel style 45%, on a beach"
+_IN_LIST = re.compile(
+    r"(?i)(?<=[^\W\d_])\s+(?:(?P<n>0?\.\d+)|(?P<pct>\d{1,3})\s*%)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)"
+)
 # what says a number after it is a version: "the 0.5", "version 0.5"
 _VERSION_BEFORE = re.compile(r"(?i)\b(?:the|that|this|version|ver)\s+$")
 # a fraction or a percentage in brackets after a name: "the pastel vector lora (0.3)", "cm-mix (80%)"
 _BRACKETED = re.compile(r"\(\s*(?:(?P<n>0?\.\d+|1(?:\.0+)?)|(?P<pct>\d{1,3})\s*%)\s*\)")
+# a WebUI weight after a bracket that ends a name: "madoka kaname (iroaK):0.85"
+_AFTER_BRACKET = re.compile(r"(?<=\))\s*:\s*(?P<n>[01]?\.\d+|[01])(?![\w.:])")
 # words for a strength: "a little of" before the name, "at half strength" after it
 _LITTLE = re.compile(
     r"(?i)\b(?:just\s+)?(?:a\s+)?(?:little\s+(?:bit\s+)?|bit\s+|touch\s+|hint\s+|dash\s+|tiny\s+bit\s+)of\b"
@@ -52,7 +101,7 @@ class Strength:
 
 
 def _value(number: str, percent: bool) -> float | None:
-    value = float(number.replace("−", "-"))
+    value = float(number.replace("−", "-").replace(",", "."))
     if percent:
         value /= 100
     elif "." not in number and abs(value) > MAX_WEIGHT:
@@ -65,23 +114,38 @@ def read_strengths(text: str) -> list[Strength]:
     point to count: "at 3" is not one."""
     found: list[Strength] = []
     for m in _AFTER.finditer(text):
-        number = m.group("n") or m.group("n2") or m.group("n3")
-        percent = bool(m.group("pct") or m.group("pct2") or m.group("pct3"))
+        number = m.group("n1") or m.group("n2") or m.group("n3")
+        percent = bool(m.group("pct1") or m.group("pct2") or m.group("pct3"))
         keyed = re.search(rf"(?i){STRENGTH_KEY}", m.group(0)) is not None
-        if not (keyed or percent or "." in number):
+        if not (keyed or percent or re.search(r"[.,]", number)):
             continue
         value = _value(number, percent)
+        if value is not None and not (keyed or percent) and (m.group("at") or "at").lower() not in ("at", "@", "to"):
+            # a bare number after another language's "at" is a strength only below one: "auf 0,5", but "en 1.5" and
+            # "auf 2.1" are the base models
+            value = value if abs(value) < 1 else None
         if value is not None:
             found.append(Strength(m.span(), value))
+    for m in _WORD_PERCENT.finditer(text):
+        words = m.group("words").lower().replace("-", " ").split()
+        number = (
+            100
+            if words[-1] == "hundred"
+            else sum(_TENS.get(w, 0) + _UNITS.get(w, 0) + _TEENS.get(w, 0) for w in words)
+        )
+        found.append(Strength(m.span(), number / 100))
     for m in _BRACKETED.finditer(text):
         value = float(m.group("n")) if m.group("n") else _value(m.group("pct"), percent=True)
         if value is not None and not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span(), value))
-    for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text)]:
-        if _VERSION_BEFORE.search(text, 0, m.start("n")):
+    for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text), *_AFTER_BRACKET.finditer(text)]:
+        said = "n" if m.group("n") else "pct"
+        if _VERSION_BEFORE.search(text, 0, m.start(said)):
             continue  # "v0.8 not the 0.5": a version said again, not a strength
-        if not any(m.start("n") < s.span[1] and s.span[0] < m.end() for s in found):
-            found.append(Strength(m.span("n"), float(m.group("n"))))
+        value = float(m.group("n")) if said == "n" else _value(m.group("pct"), percent=True)
+        if value is not None and not any(m.start(said) < s.span[1] and s.span[0] < m.end() for s in found):
+            start = m.start() if m.re is _AFTER_BRACKET else m.start(said)  # "):0.85" leaves with its colon
+            found.append(Strength((start, m.end()), value))
     for pattern, value, forward in ((_LITTLE, LITTLE, True), (_HALF, 0.5, False), (_FULL, 1.0, False)):
         for m in pattern.finditer(text):
             if not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
