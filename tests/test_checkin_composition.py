@@ -120,6 +120,20 @@ def test_scene_words_never_add_a_checkpoint(checkin):
     assert [c.checkpoint_id for c in result.checkpoints] == ["inkwash"]
 
 
+def test_a_style_word_inside_a_compound_or_a_place_before_a_noun_adds_no_checkpoint(settings, tmp_path):
+    """ "a western-style mansion" says what the mansion is like, not "western style"; "mondhaven harbor" is a harbor of
+    the picture, though a landscapes LoRA is trained on "mondhaven"."""
+    cards = [
+        dict(card_id="ayla", name="Ayla Thorne", tags=["character"], triggers=["aylathorne"]),
+        dict(card_id="western", name="Western Ink LoRa", tags=["style"], triggers=["western ink"]),
+        dict(card_id="comics", name="Western Comics Style", tags=["style"], triggers=["westcomic"]),
+        dict(card_id="lands", name="Realm Landscapes", tags=["background"], triggers=["mondhaven", "sunreach"]),
+    ]
+    checkin = checkin_among_many(settings, tmp_path / "cards", cards)
+    assert chosen_ids(checkin, "ayla thorne lora, pouring tea in a western-style mansion", NOW) == ["ayla"]
+    assert chosen_ids(checkin, "ayla thorne lora, holding a lantern, mondhaven harbor at dusk", NOW) == ["ayla"]
+
+
 def test_checkpoints_of_different_bases_are_refused_with_both_named(checkin):
     result = checkin.ask("lyra venn lora with the orin hale lora, on a bridge", NOW)
     assert result.status == "no_match"

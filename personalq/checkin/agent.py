@@ -48,8 +48,8 @@ from personalq.checkin.retrieval import CardCache, Ranking, among, named_by, ret
 from personalq.checkin.rewrite import is_negative_embedding, prompt_trigger_for, rewrite_prompt, with_negative
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
+from personalq.checkin.small_talk import without_small_talk
 from personalq.checkin.strength import STRENGTH_KEY
-from personalq.checkin.talk import without_talk
 from personalq.checkin.tokens import squash, words
 from personalq.repository.card import GENERIC_TAGS
 from personalq.repository.service import Repository, StoredCheckpoint
@@ -320,7 +320,7 @@ _CONNECTOR_TYPOS.pop("suing")
 _CONNECTOR_TYPO = re.compile(r"(?i)\b(?:" + "|".join(sorted(_CONNECTOR_TYPOS, key=len, reverse=True)) + r")\b")
 
 
-_WITH_SHORT = re.compile(r"(?i)(?<![\w/])w/(?=\s)")
+_AT_SHORT = re.compile(r"(?<!\S)@(?=\s)")  # "lyra @ a cafe"; "@handle" is a handle
 
 
 # words that only lead into a part, left at the end when its name went and no trigger came
@@ -335,7 +335,7 @@ def _clean(text: str) -> str:
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
     text = _TITLE_PERIOD.sub(r"\1", text)
     text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
-    text = _WITH_SHORT.sub("with", text)  # "rita w/ emotion-puppeteer": the connector written short
+    text = _AT_SHORT.sub("at", text)
     text = _BRACKET_PARTICLE.sub(r"\1 ", text)  # "ローン(アズールレーン)のlora" reads as "roon (azur lane) lora"
     text = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(text.split())).strip(" ,")
     if not text:
@@ -390,7 +390,7 @@ class CheckIn:
     def ask(self, query: str, now: dt.datetime | None = None) -> CheckinResult:
         started = time.perf_counter()
         query, negative = split_negative(_clean(query))
-        query = without_talk(query)
+        query = without_small_talk(query)
         if not query:
             raise InvalidRequest(
                 "Tell me what to draw before the negative prompt, for example 'a corgi, negative: blurry'."
@@ -445,7 +445,7 @@ class CheckIn:
         """Continue a clarification: an option's label or position, or free text that narrows the candidates
         ("the heavy one", "v2", "the newest", "the one by konyconi")."""
         started = time.perf_counter()
-        text = network_tags(without_talk(_clean(text)))[0]
+        text = network_tags(without_small_talk(_clean(text)))[0]
         row, state = self.store.load(session_id)
         self.cache.refresh()
         remaining = self.cache.get_many(state.candidate_ids)

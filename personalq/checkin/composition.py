@@ -19,7 +19,16 @@ from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, 
 from personalq.checkin.intent import Intent, version_number
 from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
-from personalq.checkin.reference import CLAUSE_BREAK, KIND_WORDS, LISTING, LONE_WORD_LETTERS, Reference, wanting_words
+from personalq.checkin.reference import (
+    CLAUSE_BREAK,
+    KIND_WORDS,
+    LISTING,
+    LONE_WORD_LETTERS,
+    SETTING_WORDS,
+    Reference,
+    opens_scene,
+    wanting_words,
+)
 from personalq.checkin.retrieval import (
     HEAD_COVERAGE,
     NAME_RARITY,
@@ -291,6 +300,8 @@ def _joined_trigger_at(index: SelectionIndex, reference: Reference, k: int, take
 # where the picture places something, or the part someone plays in it: "at midnight", "on the school rooftop", "as
 # the flower girl" ("in pastel glow" is how to draw it, "in the scorching-hot training outfit" what is worn)
 _ARTICLE = r"(?:a|an|the|this|that|her|his|their|its)\s+"
+# nouns that give a name its part in the look, as a kind word does: "velvetnouveau look"
+_LOOKS = frozenset("look looks vibe vibes aesthetic feel theme effect effects filter palette lighting".split())
 _PLACED = re.compile(
     rf"(?i)(?:\b(?:at|on|under|near|into|inside|behind|beside)\s+(?:{_ARTICLE})?|\bas\s+{_ARTICLE})"
     r"(?:[^\W\d_]+\s+)?$"
@@ -609,12 +620,34 @@ def _plain_words_of_many(part: Part, reference: Reference) -> bool:
     if part.marked or part.decision.status == "no_match":
         return False
     first, last = min(part.words), max(part.words)
-    called = last + 1 < len(reference.words) and reference.words[last + 1].forms[0] in KIND_WORDS  # "gothic style"
+    start, end = reference.spans[first][0], reference.spans[last][1]
+    following = reference.spans[last + 1] if last + 1 < len(reference.words) else None
+    joined = following is not None and reference.text[end : following[0]] in ("", " ", "-")
+    # "gothic style"; not "western-style mansion", where the words before a noun say what it is like
+    called = following is not None and reference.words[last + 1].forms[0] in KIND_WORDS
+    called = called and not (
+        reference.text[end : following[0]] == "-" and re.match(r"[ ]+[^\W\d_]", reference.text[following[1] :])
+    )
+    # a name said of a thing of the picture after the subject: "..., liyue harbor at dusk"; not the subject itself
+    # ("yingxbody portrait"), what someone does ("kirihalo gaming") or a role ("cyberworld background", "... look")
+    noun = reference.words[last + 1].forms[0] if following is not None else ""
+    after = reference.words[last + 2].forms[0] if last + 2 < len(reference.words) else ""
+    modifier = (
+        len(part.words) == 1
+        and first > 0
+        and joined
+        and not called
+        and len(noun) > 2
+        and is_english(noun, COMMON_ZIPF)
+        and noun not in KIND_WORDS | SETTING_WORDS | _LOOKS
+        and not opens_scene(noun, after)
+    )
+    if modifier:
+        return True
     english = all(is_english(reference.words[k].forms[0]) for k in part.words)
     models = {c.family or c.id for c in part.decision.remaining}
     # or English words said where the picture places something: "... at midnight" of a "Midnight" LoRA, "catching a
     # baseball on the school rooftop" of a "School rooftop" one
-    start, end = reference.spans[first][0], reference.spans[last][1]
     titled = any(c.isupper() for c in reference.text[start:end])  # "lyra venn in Velvet Maid Dress" names it
     placed = _PLACED.search(reference.text, 0, start) is not None and not titled
     return ((len(part.words) == 1 and len(models) > 1) or placed) and english and not called

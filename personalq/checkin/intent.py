@@ -206,7 +206,7 @@ _DANGLING = re.compile(
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEADING_DETERMINER = re.compile(r"^(?:the|my|that|this|el|la|le|il|o|der|die|das)\s+", re.I)
 _LEAD = re.compile(
-    r"^[\s¿¡]*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?you\s+(?:have|got)"
+    r"^[\s¿¡]*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?(?:you|u)\s+(?:have|got)"
     # greetings of other languages ("hola!", "salut,", "oi!")
     r"|hola|salut|oi|ol[áa]|hallo|ciao|halo|hai|привет)\b[\s,.!]*)*"
     r"(?:please\s+)?"
@@ -221,6 +221,12 @@ _LEAD = re.compile(
     + "|".join(map(re.escape, sorted(DRAW_ME | set(ASKING_PHRASES), key=len, reverse=True)))
     + r")\s+(?:me\s+|moi\s+|mir\s+|a\s+(?=[A-ZÀ-Ý]))?",
     re.I,
+)
+# the subject said again as a pronoun where a sentence of the picture begins ("... lora? i want her smirking beside a
+# torii gate", "she should be swinging her naginata"): the trigger stands for her
+_RESTATED_SUBJECT = re.compile(
+    r"(?i)(?:^|(?<=[.!?;]\s))(?:(?:and\s+|so\s+)?(?:i\s+)?(?:want|need|'d\s+like|would\s+like|wanna\s+see)"
+    r"\s+(?:her|him|them)(?:\s+to\s+be)?|(?:she|he|they)\s+(?:should|could|can|will|would|must)\s+be)\s+(?=\w)"
 )
 _STOP = frozenset(
     "a an the my me i you it its of on in at to for with from by and or but is was be one ones model models "
@@ -722,6 +728,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         marks = " ".join(SLOTS[i] for i in held(start, end))
         text = text[:start] + f" {marks} " + text[end:]
     text = _LEAD.sub("", text)
+    text = _RESTATED_SUBJECT.sub("", text)
     text = _FILLER.sub(" ", text)
     text = _PROMPT_LABEL.sub(" ", text)
     if len(FIELD_LABEL.findall(intent.text)) >= 2:  # "character: ... / style: ... / scene: ...": the labels go too
@@ -750,6 +757,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         lambda m: m.group(0) if re.search(rf"(?i)\b{m.group(1)}\s*(?:[,;.]|$)", intent.text) else "",
         text,
     )
+    text = re.sub(r"([,;:])(?:\s*[,;:])+(?=\s)", r"\1", text)
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
     first = text.split()[0].lower() if text else ""

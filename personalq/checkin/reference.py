@@ -261,7 +261,7 @@ class Reference:
             (
                 at
                 for i, (at, w) in enumerate(tail)
-                if w not in KIND_WORDS and _opens_scene(w, tail[i + 1][1] if i + 1 < len(tail) else "")
+                if w not in KIND_WORDS and opens_scene(w, tail[i + 1][1] if i + 1 < len(tail) else "")
             ),
             None,
         )  # "the moon embedding from the sun moon and star pack": a kind word ending in -ing opens nothing
@@ -378,6 +378,8 @@ def read_reference(
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
     lowered = [forms[0] for _, _, forms in runs]
+    # "w/" is "with" written short, and stays so in the prompt ("fumi arata w/ mood-marionette")
+    lowered = ["with" if w == "w" and text[e : e + 1] == "/" else w for w, (_, e, _) in zip(lowered, runs)]
 
     def opens_name(i: int) -> bool:  # "..., mix pattern lora": the verb is the first word of a model's name
         return any(spells(text[runs[i][0] : runs[j][1]]) for j in range(i + 1, min(i + VERB_NAME_WORDS, len(runs))))
@@ -429,7 +431,7 @@ def read_reference(
             j < len(runs)
             and not boundary_between(j - 1, j)
             and (lowered[j] not in _PHRASE_STOPS or numbering(j))
-            and not (j > i + 1 and _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""))
+            and not (j > i + 1 and opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""))
         ):
             if lowered[j] in KIND_WORDS:
                 markers.add(j)
@@ -456,7 +458,7 @@ def read_reference(
             k < len(runs)
             and not boundary_between(k - 1, k)
             and lowered[k] not in _ORIGIN
-            and not (k > j + 1 and _opens_scene(lowered[k], lowered[k + 1] if k + 1 < len(runs) else ""))
+            and not (k > j + 1 and opens_scene(lowered[k], lowered[k + 1] if k + 1 < len(runs) else ""))
         ):
             k += 1
         if k > j + 1:  # a title holds scene words too: "from dead or alive", "from tomo-chan is a girl"
@@ -488,7 +490,11 @@ def read_reference(
         if lowered[i] not in ("as", "for") or i == 0:
             return []
         j = i + 1 + (i + 1 < len(runs) and lowered[i + 1] in _DETERMINERS)
-        if j >= len(runs) or lowered[j] not in _SETTINGS or any(boundary_between(k, k + 1) for k in range(i - 1, j)):
+        if (
+            j >= len(runs)
+            or lowered[j] not in SETTING_WORDS
+            or any(boundary_between(k, k + 1) for k in range(i - 1, j))
+        ):
             return []
         ends = j + 1 == len(runs) or boundary_between(j, j + 1) or lowered[j + 1] in _PHRASE_STOPS
         return list(range(i, j + 1)) if ends else []  # "as the background character" is someone in the picture
@@ -752,7 +758,8 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
     who made the model, as the request would say it in English. After "of", only a handle that is a creator's and
     no model's (``only_creator``) is read so ("la lora de merida" keeps its series); before a particle, a handle in
     Latin letters that is some ``creator``'s ("justtnpの", not "ウマ娘の"), with its honorific ("shurikさんの") or
-    said to have made it ("xpramt做的"); a handle with an "s" stuck on, as the possessive typed in a hurry."""
+    said to have made it ("xpramt做的", "the one velvetnib made"); a handle with an "s" stuck on, as the possessive
+    typed in a hurry."""
 
     def after(m: re.Match) -> str:
         handle = m.group("handle")
@@ -770,14 +777,32 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
         plain = not only_creator(word.casefold()) and not is_english(word, COMMON_ZIPF)
         return f"{handle}'s" if plain and only_creator(handle.casefold()) else word
 
-    return _UNMARKED_POSSESSIVE.sub(unmarked, _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, text)))
+    def made(m: re.Match) -> str:  # "the one velvetnib made"
+        handle = m.group("handle")
+        named = creator(handle.casefold()) and not is_english(handle)  # "that was trained" says no one
+        return f"{m.group('what')} by {handle}" if named else m[0]
+
+    def underscored(m: re.Match) -> str:  # "wiz_'s marin": the handle's underscore before its possessive
+        return f"{m.group('handle')}{m.group('s')}" if creator(m.group("handle").casefold()) else m[0]
+
+    text = _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, _MADE_BY_HANDLE.sub(made, text)))
+    return _UNMARKED_POSSESSIVE.sub(unmarked, _UNDERSCORED_POSSESSIVE.sub(underscored, text))
 
 
+# a handle said to have made the model, after it: "the one velvetnib made", "the lora ormondfan trained"
+_MADE_BY_HANDLE = re.compile(
+    rf"(?i)(?P<what>\b(?:one|lora|model|version|embedding|that|the))\s+(?P<handle>{_HANDLE})"
+    r"\s+(?:made|trained|did|uploaded|posted)\b"
+)
+# a handle ending in underscores, with its possessive, before a name: "wiz_'s marin kitagawa"
+_UNDERSCORED_POSSESSIVE = re.compile(
+    r"(?<![\w'’])(?P<handle>[^\W_][\w.-]*?[^\W_])_+(?P<s>['’]s)\b(?!\s*(?:lora|model|embedding|style)\b)"
+)  # "(hikki_'s lora)" after a name glosses it, as it is
 # a handle with an "s" and no apostrophe before a name: "velvetnibs lyra venn"
 _UNMARKED_POSSESSIVE = re.compile(r"(?<![\w'’])(?P<handle>[^\W\d_][\w.-]{2,}?)s'?(?=\s+[^\W\d_])")
 
 
-def _opens_scene(word: str, following: str = "") -> bool:
+def opens_scene(word: str, following: str = "") -> bool:
     """Does ``word`` open what the picture shows: a preposition, what the subject is doing ("bending"), or what is
     done to it before a preposition ("surrounded by zombies", "buried in paperwork")? Not a preposition before a
     bare number: "extract at 320" says which file."""
@@ -856,7 +881,7 @@ def _listed(
         return len(words) >= 2 and all(w[:1].isupper() for w in words)
 
     def named_to_strength(j: int) -> bool:  # the words from run j to the next break end with a strength
-        while j < end and not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
+        while j < end and not opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
             if weighted(j):
                 return True
             if j + 1 < len(runs) and _parted(text[runs[j][1] : runs[j + 1][0]]):
@@ -913,14 +938,14 @@ def _listed(
             and lowered[j] not in KIND_WORDS
             and lowered[j] not in LISTING
             and lowered[j] not in _ORIGIN
-            and (not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "") or ends_name(j))
+            and (not opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "") or ends_name(j))
             and not (taken and _parted(text[runs[j - 1][1] : runs[j][0]]))
         ):
             taken.add(j)
             j += 1
         if taken and j < end and lowered[j] in _ORIGIN:  # "freya from danmachi": where she is from, not her name
             j += 1
-            while j < end and not (joins(j) or _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")):
+            while j < end and not (joins(j) or opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")):
                 j += 1
         if not taken:
             if i < end and not (lowered[i] in KIND_WORDS or joins(i)):
@@ -1049,9 +1074,9 @@ def _plain_word(said: str) -> bool:
 
 
 # what a model may be given as in a picture ("... as the background"): the words before are its name
-_SETTINGS = frozenset("background backdrop bg backgrounds setting scenery hintergrund fondo fond fundo".split())
+SETTING_WORDS = frozenset("background backdrop bg backgrounds setting scenery hintergrund fondo fond fundo".split())
 # what a clause of a whole name ends with when it gives the model's role: a setting, a concept, a kind
-_SET_APART = _SETTINGS | KIND_WORDS | {"concept"}
+_SET_APART = SETTING_WORDS | KIND_WORDS | {"concept"}
 # what may stand between a name and the setting it is given as ("ghostdom als hintergrund", "as the background")
 _AS = frozenset("as als como comme come the de di en".split())
 
@@ -1302,7 +1327,7 @@ def _head(
         while (
             j < len(runs)
             and (
-                not _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
+                not opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else "")
                 or (
                     j == start
                     and lowered[j] not in SCENE_OPENERS
@@ -1569,7 +1594,7 @@ def _acts_on(lowered: list[str], j: int) -> bool:
     dead")?"""
     return (
         j + 1 < len(lowered)
-        and _opens_scene(lowered[j], lowered[j + 1])
+        and opens_scene(lowered[j], lowered[j + 1])
         and lowered[j] not in _CONNECTORS
         and lowered[j + 1] in _DETERMINERS | _INDEFINITE | {"her", "his", "their"}
     )
@@ -1663,7 +1688,7 @@ def _owns_a_role(runs: list, lowered: list[str], i: int, boundary_between: Calla
     Then the owner is who the subject is of, not whose model it is."""
     j = i + 1
     while j < len(runs) and not boundary_between(j - 1, j) and lowered[j] not in _PHRASE_STOPS:
-        if _opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
+        if opens_scene(lowered[j], lowered[j + 1] if j + 1 < len(runs) else ""):
             break
         j += 1
     return j > i + 1 and lowered[j - 1] in ROLE_NOUNS
