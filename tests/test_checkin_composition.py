@@ -130,7 +130,8 @@ def test_a_style_word_inside_a_compound_or_a_place_before_a_noun_adds_no_checkpo
         dict(card_id="lands", name="Realm Landscapes", tags=["background"], triggers=["mondhaven", "sunreach"]),
     ]
     checkin = checkin_among_many(settings, tmp_path / "cards", cards)
-    assert chosen_ids(checkin, "ayla thorne lora, pouring tea in a western-style mansion", NOW) == ["ayla"]
+    result = checkin.ask("ayla thorne lora, pouring tea in a western-style mansion", NOW)
+    assert (_set(result), result.prompt) == ([("ayla", 1.0)], "aylathorne, pouring tea in a western-style mansion")
     assert chosen_ids(checkin, "ayla thorne lora, holding a lantern, mondhaven harbor at dusk", NOW) == ["ayla"]
 
 

@@ -40,6 +40,7 @@ from personalq.checkin.retrieval import (
 )
 from personalq.checkin.rewrite import variants
 from personalq.checkin.tokens import COMMON_ZIPF, field_tokens, is_coined, is_english, is_word, squash
+from personalq.checkin.tokens import words as words_in
 from personalq.repository.base_models import architecture_of, describe
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.weighted import MAX_CHECKPOINTS
@@ -607,16 +608,18 @@ def compose(
         )
     bases = {architecture_of(p.decision.chosen.base_model) for p in parts if p.decision.status == "selected"} - {None}
     parts = [_same_base(p, next(iter(bases)) if len(bases) == 1 else None) for p in parts]
-    parts = [p for p in parts if not _plain_words_of_many(p, reference)]
+    parts = [p for p in parts if not _plain_words_of_many(p, reference, cache.index().spells_name)]
     if len(parts) < 2:
         return None
     return Composition(parts, refusal=_refusal(parts))
 
 
-def _plain_words_of_many(part: Part, reference: Reference) -> bool:
+def _plain_words_of_many(part: Part, reference: Reference, spells: Callable[[str], bool]) -> bool:
     """Is ``part`` the picture's words after all: one unmarked plain word that several models still fit ("...,
-    sunset, splashing water, ..." of a tag prompt), or unmarked plain words said where the picture places something
-    ("at midnight", "on the school rooftop")? Scene words never make a part unless the request marks them."""
+    sunset, splashing water, ..." of a tag prompt), unmarked plain words said where the picture places something
+    ("at midnight", "on the school rooftop"), or a name said of a thing of the picture ("liyue harbor at dusk";
+    ``spells`` says whether words spell a model's name)? Scene words never make a part unless the request marks
+    them."""
     if part.marked or part.decision.status == "no_match":
         return False
     first, last = min(part.words), max(part.words)
@@ -638,9 +641,17 @@ def _plain_words_of_many(part: Part, reference: Reference) -> bool:
         and joined
         and not called
         and len(noun) > 2
+        and not any(c.isdigit() for c in reference.words[first].forms[0])  # "the bunka10taku apartments": a file's
         and is_english(noun, COMMON_ZIPF)
         and noun not in KIND_WORDS | SETTING_WORDS | _LOOKS
         and not opens_scene(noun, after)
+        and not any(
+            spells(reference.text[start : reference.spans[k][1]])
+            for k in range(last + 1, last + 3)
+            if k < len(reference.words)
+        )
+        # nor its model's trained words said together ("yuhuo fire magic" of one trained on "yuhuo" and "fire")
+        and noun not in {w for card in part.decision.remaining for t in card.triggers for w in words_in(t)}
     )
     if modifier:
         return True

@@ -728,6 +728,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         marks = " ".join(SLOTS[i] for i in held(start, end))
         text = text[:start] + f" {marks} " + text[end:]
     text = _LEAD.sub("", text)
+    text = re.sub(r"(?i)^\s*(?:ok(?:ay)?\s+)?so\s+(?=\S)", "", text)  # "so <name> at a cafe": a filler opens it
     text = _RESTATED_SUBJECT.sub("", text)
     text = _FILLER.sub(" ", text)
     text = _PROMPT_LABEL.sub(" ", text)

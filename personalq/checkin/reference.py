@@ -499,8 +499,17 @@ def read_reference(
         ends = j + 1 == len(runs) or boundary_between(j, j + 1) or lowered[j + 1] in _PHRASE_STOPS
         return list(range(i, j + 1)) if ends else []  # "as the background character" is someone in the picture
 
+    def compound(i: int) -> bool:  # "a western-style mansion": the words before a noun say what it is like
+        return (
+            0 < i < len(runs) - 1
+            and text[runs[i - 1][1] : runs[i][0]] == "-"
+            and text[runs[i][1] : runs[i + 1][0]] == " "
+            and lowered[i + 1] not in KIND_WORDS | _PHRASE_STOPS
+            and is_english(lowered[i + 1], COMMON_ZIPF)
+        )
+
     for i, word in enumerate(lowered):
-        if word in KIND_WORDS or (setting := as_setting(i)):
+        if (word in KIND_WORDS and not compound(i)) or (setting := as_setting(i)):
             if word not in KIND_WORDS:
                 markers.update(setting)
             kinds += 1

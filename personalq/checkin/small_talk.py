@@ -58,7 +58,7 @@ _GREETING = re.compile(rf"(?i)^\s*(?:{_phrases(_GREETINGS)})(?:\s*[!.,~]+|\s+(?=
 _LEAD_IN = re.compile(
     r"(?i)^\s*(?:(?:ok(?:ay)?|so|and|now|next|also|another|one\s+more|real\s+quick|quick)"
     r"(?:\s+(?:one|question|request|thing|ask))?\s*[:,!.–—-]+\s*"
-    r"|(?:u+m+|u+h+|h+m+|e+r+m+|(?:ok(?:ay)?\s+)?so)\b[\s,.]*)+"
+    r"|(?:u+m+|u+h+|h+m+|e+r+m+)\b[\s,.]*)+"  # "so my friend runs ...": "so" keeps "my friend" from opening a name
 )
 _THANKING = re.compile(
     rf"(?i)[\s,;:.、-]*(?:{_phrases(_THANKS)})(?:\s+in\s+advance)?(?:\s*[!.~〜)]+)?(?=\s*(?:[.!?。]|$))"
