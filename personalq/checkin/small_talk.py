@@ -92,9 +92,12 @@ _ASKS = re.compile(
     r"|locon|downloaded|trained|uploaded|saved|yesterday|today|ago|recently)\b"
     rf"|\b{_MONTH}(?!\w)"
 )
-# what a sentence about the picture says: who is in it, where, in what ("i think she'd look great in the rain")
+# what a sentence about the picture says: who is in it, where, in what, what it is ("i think she'd look great in the
+# rain", "i'm doing a retro garage poster for my dad")
 _PICTURE = re.compile(
     r"(?i)\b(?:she|he|her|him|his|hers|she's|he's|she'd|he'd|they|them|their"
+    r"|poster|wallpaper|cover|portrait|illustration|painting|drawing|sketch|image|pic|picture|photo|banner|logo"
+    r"|icon|sticker|thumbnail|pfp|avatar|scene|shot"
     r"|(?:in|on|at|with|under|by|near|inside|wearing|holding)\s+(?:a|an|the|some|her|his|their))\b"
 )
 # where a sentence or a clause ends: a talk clause may follow a comma ("..., i'll upscale it later")
