@@ -626,11 +626,8 @@ def _plain_words_of_many(part: Part, reference: Reference, spells: Callable[[str
     start, end = reference.spans[first][0], reference.spans[last][1]
     following = reference.spans[last + 1] if last + 1 < len(reference.words) else None
     joined = following is not None and reference.text[end : following[0]] in ("", " ", "-")
-    # "gothic style"; not "western-style mansion", where the words before a noun say what it is like
+    # "gothic style" (the reading already tells "a western-style mansion" apart: no kind word there)
     called = following is not None and reference.words[last + 1].forms[0] in KIND_WORDS
-    called = called and not (
-        reference.text[end : following[0]] == "-" and re.match(r"[ ]+[^\W\d_]", reference.text[following[1] :])
-    )
     # a name said of a thing of the picture after the subject: "..., liyue harbor at dusk"; not the subject itself
     # ("yingxbody portrait"), what someone does ("kirihalo gaming") or a role ("cyberworld background", "... look")
     noun = reference.words[last + 1].forms[0] if following is not None else ""
