@@ -60,8 +60,10 @@ _LEAD_IN = re.compile(
     r"(?:\s+(?:one|question|request|thing|ask))?\s*[:,!.–—-]+\s*"
     r"|(?:u+m+|u+h+|h+m+|e+r+m+)\b[\s,.]*)+"  # "so my friend runs ...": "so" keeps "my friend" from opening a name
 )
+# (a run of separators is tried from its start only: from inside it no match could begin that did not begin there, and
+# trying every place in a long run of spaces took a second)
 _THANKING = re.compile(
-    rf"(?i)[\s,;:.、-]*(?:{_phrases(_THANKS)})(?:\s+in\s+advance)?(?:\s*[!.~〜)]+)?(?=\s*(?:[.!?。]|$))"
+    rf"(?i)(?<![\s,;:.、-])[\s,;:.、-]*(?:{_phrases(_THANKS)})(?:\s+in\s+advance)?(?:\s*[!.~〜)]+)?(?=\s*(?:[.!?。]|$))"
 )
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 # a version or a date taken back: "v2, no wait, the first one", "the newer one, actually the older one", "april 1st,
@@ -120,7 +122,7 @@ def without_small_talk(text: str) -> str:
         said = _LEAD_IN.sub("", _GREETING.sub("", said))
     said = _NAME_CORRECTION.sub("", _CORRECTION.sub("", said))
     # "lyra venn, i mean the older one", "april 2nd i mean": what it means stays
-    said = re.sub(r"(?i)(?<=[,;.]\s)i\s+mean\s+|\s+i\s+mean(?=\s*(?:[,.;!?]|$))", "", said)
+    said = re.sub(r"(?i)(?<=[,;.]\s)i\s+mean\s+|(?<!\s)\s+i\s+mean(?=\s*(?:[,.;!?]|$))", "", said)
     pieces = _SENTENCE_END.split(said)  # sentences, each with the break after it
     sentences = [(pieces[k], pieces[k + 1] if k + 1 < len(pieces) else "") for k in range(0, len(pieces), 2)]
     if sum(1 for sentence, _ in sentences if sentence.strip()) > 1:
