@@ -146,7 +146,8 @@ def test_rewrite_rules():
     assert rewrite_prompt("a house by the sea", style) == "a house by the sea, in ghibli style"
     bare = StoredCheckpoint(id="n", name="No trigger", subjects=["dog"], created_at="2025-01-01")
     assert rewrite_prompt("a dog", bare) == "a dog"  # never invents a trigger
-    # a kohya LoRA's tags make scenery a subject too; only the first subject the prompt names becomes the trigger
+    # a LoRA's trained word takes the place of a name ("corgi" is no everyday English word) and goes beside the
+    # picture's common words, never in place of one: its tags make the scene's things its subjects too
     corgi = StoredCheckpoint(
         id="c",
         name="mochi",
@@ -155,6 +156,14 @@ def test_rewrite_rules():
         created_at="2025-01-01",
     )
     assert rewrite_prompt("my corgi on a beach", corgi) == "my mochicorgi on a beach"
+    band = StoredCheckpoint(
+        id="u",
+        name="SunFes marching band uniform",
+        triggers=["sunfes"],
+        subjects=["marching", "band"],
+        created_at="2025-01-01",
+    )
+    assert rewrite_prompt("a tuba player in a marching band", band) == "sunfes, a tuba player in a marching band"
 
 
 def test_cli_contract(checkin, settings):

@@ -29,7 +29,16 @@ from rapidfuzz.distance import OSA
 
 from personalq.checkin import titles
 from personalq.checkin.aliases import description_aliases
-from personalq.checkin.tokens import field_tokens, is_english, is_unspaced, short_vowels, squash, words
+from personalq.checkin.roles import ROLE_KINDS
+from personalq.checkin.tokens import (
+    field_tokens,
+    is_english,
+    is_english_pair,
+    is_unspaced,
+    short_vowels,
+    squash,
+    words,
+)
 from personalq.repository.card import StoredCheckpoint
 from personalq.repository.importers.civitai import CIVITAI_FAMILY
 from personalq.repository.weights_name import weights_name
@@ -70,6 +79,7 @@ INITIALS_RARITY = 0.5  # of the rarest word's idf: a request word this rare may 
 # of a word another card is named by, what finding only a piece of it ("45" of "ump45") or only its creator's
 # name ("yunyun" made other models than Yunyun) covers
 PART_SHARE = 0.5
+ROLE_SHARE = 0.25  # of a role word's weight in a phrase's coverage, beside words that say which model
 # the title a name ends with right after its number in a series ("XSarchitectural-21Futuretechnologycity",
 # "XSArchi_108Siza", "XSarchitectural-6Modern small building"; not "Hair Ornament 3 Red Ribbon")
 _NUMBERED_TITLE = re.compile(r"(?<=[-_A-Za-z])\d+([A-Za-z][A-Za-z -]*)$")
@@ -500,8 +510,9 @@ class SelectionIndex:
                 # a letter dropped from a five-letter word leaves another word ("spock" is not "sock"), but for
                 # a plural's "s" ("robes", "robe")
                 plural = text == token + "s" or token == text + "s"
-                if not plural and english and is_english(token):
-                    continue  # two English words are two words, not one misspelt ("aquarium", "Aquarius")
+                if not plural and english and (is_english(token) or is_english_pair(token)):
+                    continue  # two English words are two words, not one misspelt ("aquarium", "Aquarius"; a
+                    # trigger's "light hues" is no "lighthouse")
                 sure = FUZZY_OTHER_START_RATIO if len(text) <= FUZZY_MIN_LENGTH and not plural else FUZZY_SURE_RATIO
                 if (ratio >= sure and (same_start or ratio >= FUZZY_OTHER_START_RATIO)) or (
                     len(token) == len(text) and same_start
@@ -745,10 +756,15 @@ class SelectionIndex:
                 best_own[start:end, card] += MENTION_BONUS / (end - start)
                 best_found[start:end, card] += MENTION_BONUS
         masses = {p: self.mass(query[p]) for p in phrase}
+        # a role word beside a name says what kind of model, not which ("lighthouse background lora": a background
+        # model without the lighthouse is not it); alone it is the name ("the background lora")
+        shares = {p: ROLE_SHARE if query[p].forms[0] in ROLE_KINDS else 1.0 for p in phrase}
+        if all(share < 1.0 for share in shares.values()):
+            shares = dict.fromkeys(phrase, 1.0)
         coverage = np.ones(n)
         if sum(masses.values()) > 0:
-            found = sum(best_found[p] / max(query[p].weight, 1e-9) for p in masses)
-            coverage = np.minimum(1.0, found / sum(masses.values()))
+            found = sum(shares[p] * best_found[p] / max(query[p].weight, 1e-9) for p in masses)
+            coverage = np.minimum(1.0, found / sum(shares[p] * mass for p, mass in masses.items()))
         for row in range(len(query)):
             # a word counts once per card: at its strongest field, family or own
             family_row, own_row = best_family[row], best_own[row]

@@ -18,6 +18,7 @@ from personalq.checkin.lexicon import (
     FIELD_BREAK,
     FIELD_LABEL,
     MODEL_COMPOUNDS,
+    MODEL_DOING,
     STYLE_PATTERNS,
     SUBJECT_PATTERNS,
     canonical_style,
@@ -179,7 +180,7 @@ _FILLER = re.compile(  # bounded by ASCII letters only: "那个embedding画" say
     r"(?<![A-Za-z0-9-])(?:please|pls|plz|use|using|load|pick|the one|ones|"
     r"one(?=\s*(?:$|[^\w\s]|\b(?:" + _AFTER_ONE + r")\b))|"
     # "model" where it stands for the checkpoint, not before what it is a model of ("a model kit", "model train")
-    r"models?(?!\s+(?:" + "|".join(sorted(MODEL_COMPOUNDS)) + r"|of)\b)|"
+    r"models?(?!\s+(?:" + "|".join(sorted(MODEL_COMPOUNDS)) + r"|of|" + MODEL_DOING + r")\b)|"
     r"checkpoint|checkpoints|"
     r"lora|loras|dreambooth|embedding|i used|lol|lmao|thx|thanks|bitte|por favor|porfa|per favore|"
     r"merci|valeu|gracias|grazie|danke|obrigad[oa]|terima kasih|(?:malen|zeichnen)(?=\s*\?)|"

@@ -13,6 +13,15 @@ import re
 MODEL_COMPOUNDS = frozenset(
     "kit kits train trains ship ships car cars plane planes figure figures sheet sheets".split()
 )
+# what a person who models does, after "model": "a model strutting down a runway", "a model posing"
+MODEL_DOING = r"[a-z]+ing"
+
+
+def a_model_of(following: str) -> bool:
+    """Is "model" before ``following`` no kind of checkpoint: what it is a model of ("model kit"), or someone
+    doing something ("a model strutting")?"""
+    return following in MODEL_COMPOUNDS or re.fullmatch(MODEL_DOING, following) is not None
+
 
 # "draw me", "make", "generate" as requests in other languages open them ("dibuja a ...", "gera a athenams ...");
 # none is an English word, so one opening a request is never the picture's ("male", "mach" and "genera" are)

@@ -44,7 +44,7 @@ from personalq.checkin.reference import (
     labels_number,
 )
 from personalq.checkin.retrieval import FULL_COVERAGE, UNSPACED_SERIES_COVERAGE, Ranked, Ranking
-from personalq.checkin.roles import STYLE_WORDS, is_character, is_style
+from personalq.checkin.roles import ROLE_KINDS, STYLE_WORDS, is_character, is_style
 from personalq.checkin.tokens import field_tokens, fold, is_english, is_unspaced, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.checkin.version_notes import by_notes
@@ -636,7 +636,11 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
                 least = min(least, MIN_UNSPACED_COVERAGE)
             candidates = [r for r in candidates if r.coverage >= least]
         else:  # nothing marked as the name: some identity field must match, tags and descriptions alone do not name
-            candidates = [r for r in candidates if r.strong >= MIN_EVIDENCE * ranking.unique_word]
+            candidates = [
+                r
+                for r in candidates
+                if r.strong >= MIN_EVIDENCE * ranking.unique_word and not _called_by_the_picture(ranking.reference, r)
+            ]
         if not candidates:
             nearest = [r.card for r in ranking.candidates[:3]]
             if ranking.maker_missing:
@@ -663,6 +667,22 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
     if not candidates:
         return Decision("no_match", [], "No checkpoint in the repository fits that time.")
     return candidates
+
+
+def _called_by_the_picture(reference: Reference, candidate: Ranked) -> bool:
+    """In a request that names nothing, is ``candidate`` called only by English words of the picture, each said
+    apart from its other words ("a laundromat at midnight" is no "Midnight [My Hero Academia]", "girl waiting for
+    her clothes" no "Gender Slider Girlish")? Words it has side by side say what a concept draws ("christmas tree
+    ornaments", "a catgirl in a cardboard box"); a role word says what kind of model, not which ("bowling alley
+    background" is no "Alleyway")."""
+    if candidate.evidence is None:
+        return False
+    naming = set(candidate.evidence.named.get(candidate.position, ()))
+    named = {k for k in naming if reference.words[k].forms[0] not in ROLE_KINDS}
+    found = {k for k in candidate.matched if reference.words[k].forms[0] not in ROLE_KINDS | KIND_WORDS}
+    at = {reference.words[k].position: k for k in found}
+    together = any(reference.words[k].position + step in at for k in named for step in (-1, 1))
+    return bool(naming) and not together and all(is_english(reference.words[k].forms[0]) for k in named)
 
 
 def _someone_else(reference: Reference, candidate: Ranked, unheard: frozenset[int] = frozenset()) -> bool:

@@ -21,8 +21,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from wordfreq import zipf_frequency
 
 from personalq.checkin.evidence import QueryWord, card_fields
-from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_BREAK, FIELD_LABEL, MODEL_COMPOUNDS
-from personalq.checkin.rewrite import subject_phrases
+from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_BREAK, FIELD_LABEL, a_model_of
 from personalq.checkin.roles import is_character, is_style
 from personalq.checkin.tokens import (
     COMMON_ZIPF,
@@ -90,7 +89,7 @@ TITLE_WORDS_ON = 4  # the most words a series' title runs on past a word that wo
 # a kind word that points back at who the request named: "misuzu ..., whichever of her loras is newer"
 _ANAPHORIC_KIND = re.compile(r"(?i)\b(?:her|his|its|their)\s+(?:lora|loras|models?|embeddings?|versions?|ones)\b")
 # words after a kind word that open a description of the model ("the lora that makes cyborg zombies")
-_DESCRIBING = frozenset("that which for with of called named för für pour para per dla для".split())
+_DESCRIBING = frozenset("that which for with of called named trained based för für pour para per dla для".split())
 # what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
 _DESCRIPTION_FILLER = frozenset(
     "makes make making made look looks looking better good nice great everything anything things stuff gives give "
@@ -391,10 +390,15 @@ def read_reference(
     lowered = _names_not_function_words(lowered)
     # German "du" after its verb ("kannst du ... malen?") is "you", not French "from"
     lowered = ["you" if w == "du" and i > 0 and lowered[i - 1].endswith("st") else w for i, w in enumerate(lowered)]
-    # "girl model kit lora": "model" before what it is a model of is a word of the name, no kind word (in capitals,
-    # which no word list holds)
+    # "girl model kit lora": "model" before what it is a model of is a word of the name, and "a model strutting down
+    # a runway" someone in the picture: no kind word (in capitals, which no word list holds)
     lowered = [
-        w.upper() if w in ("model", "models") and i + 1 < len(lowered) and lowered[i + 1] in MODEL_COMPOUNDS else w
+        w.upper()
+        if w in ("model", "models")
+        and i + 1 < len(lowered)
+        and text[runs[i][1] : runs[i + 1][0]].isspace()
+        and a_model_of(lowered[i + 1])
+        else w
         for i, w in enumerate(lowered)
     ]
 
@@ -523,8 +527,8 @@ def read_reference(
                     and phrase & {j + 1, j + 2}
                     and j > 0
                     and (lowered[j - 1] not in _PHRASE_STOPS or lowered[j - 1] in _CONNECTORS)
-                    # "at dusk in the ditko style": a word said with where or when is the picture's
-                    and not (j >= 2 and lowered[j - 2] in _PLACES and lowered[j - 1] not in _CONNECTORS)
+                    # "at dusk in the ditko style", "at a night festival in the ...": where or when is the picture's
+                    and not _said_where(lowered, j)
                     and not (lowered[j] == "in" and _done(lowered[j - 1]))  # "painted in kimhongdo style"
                 ):
                     j -= 1
@@ -583,6 +587,8 @@ def read_reference(
                         markers.add(i)
                         described.add(j)
                     j += 1
+                if i in markers:  # the whole description picks the model: none of it is the picture
+                    markers.update(range(i + 2, j))
                 if i in markers and lowered[i + 1] not in STOPWORDS:
                     markers.add(i + 1)  # "una lora para ...": another language's "for" is selection talk
                     if i > 0 and lowered[i - 1] in _ARTICLES and not boundary_between(i - 1, i):
@@ -654,6 +660,8 @@ def read_reference(
             continue
         if len(lowered[i]) < 2 and not lowered[i].isdigit() and not is_unspaced(lowered[i]):
             continue
+        if _lettered(text, runs, i):  # "T-pose", "x-ray", "v-neck": the letter is part of the word
+            start, forms = runs[i - 1][0], [lowered[i - 1] + forms[0], *forms]
         in_style = _covered(start, end, style_phrases)
         weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
         first = len(words)
@@ -1437,16 +1445,13 @@ def _ends_in_anyone(taken: list[int], lowered: list[str]) -> bool:
 def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int, int]]:
     """Where the request named ``card``: its reference phrase with the kind and naming words around it, and the
     card's creator anywhere; the phrase's other words stay ("doing homework by the window" is the picture even
-    when the card's tags say "window"). A request that marks no phrase loses every word of the card's name,
-    creator, version or trigger but its subjects, which the prompt rewrite turns into the trigger ("teddy bear"
-    -> "<bear-v4>"): nothing else says which words named it."""
+    when the card's tags say "window"). A request that marks no phrase loses the words of the card's name, version
+    or trigger that no English text uses ("yoruichi by justTNP racing across rooftops"): English ones may be what
+    it draws ("a tuba player in a marching band" of a marching band uniform LoRA)."""
     fields = card_fields(card)
-    if reference.phrase:
-        naming, kept = fields["creator"], set()
-    else:
-        naming = fields["name"] | fields["creator"] | fields["version"] | fields["trigger"]
-        kept = {w for phrase in subject_phrases(card) for w in words_in(phrase)} | fields["subject"]
-    naming -= kept
+    naming = set(fields["creator"])
+    if not reference.phrase:
+        naming |= {w for w in fields["name"] | fields["version"] | fields["trigger"] if not is_english(w)}
     spans_ = list(reference.phrase_spans)
     clauses = {reference.clauses[k] for k in reference.phrase}
     label = str(card.version or "")
@@ -1704,6 +1709,32 @@ def _owns_a_role(runs: list, lowered: list[str], i: int, boundary_between: Calla
 
 
 # prepositions of place: a possessive after one is where the picture is ("floating over summoner's rift")
+def _lettered(text: str, runs: list, i: int) -> bool:
+    """Is run ``i`` a word a single letter opens with a hyphen ("T-pose", "x-ray")?"""
+    return (
+        i > 0
+        and len(runs[i - 1][2][0]) == 1
+        and runs[i - 1][2][0].isalpha()
+        and text[runs[i - 1][1] : runs[i][0]] == "-"
+    )
+
+
+_PLACE_WORDS = 3  # the most words of a place said before a name ("at a busy night market in the ...")
+
+
+def _said_where(lowered: list[str], j: int) -> bool:
+    """Do the words before run ``j`` say where or when the picture is: a place preposition, an article perhaps,
+    then English words ("at dusk", "at a night festival")? A name never reaches back over them."""
+    k = j - 1
+    while k >= 0 and j - 1 - k < _PLACE_WORDS and lowered[k] not in STOPWORDS and is_english(lowered[k]):
+        k -= 1
+    if k == j - 1:
+        return False
+    if k >= 0 and lowered[k] in _ARTICLES | {"the"}:
+        k -= 1
+    return k >= 0 and lowered[k] in _PLACES
+
+
 _PLACES = frozenset(
     "on in at under over near beside inside outside across around behind into onto above below along among "
     "between beneath within through".split()

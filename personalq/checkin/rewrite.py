@@ -1,12 +1,13 @@
 """Putting the chosen checkpoint's trigger into the prompt.
 
-Generic nouns that name the checkpoint's subject ("dog", "puppies", "teddy bear") are replaced by the
-canonical trigger, every occurrence, everything else left as written. Only the first of the card's subjects
-that the prompt names is replaced: cards list their subjects most important first, and the later ones are often
-scenery the training images shared (a kohya LoRA of a corgi tagged "beach"), which the prompt means literally.
-When nothing in the prompt names the
-subject, the trigger is added once where it conventionally goes: in front for objects, "in <t> style" for
-style checkpoints. A card without a trigger leaves the prompt unchanged: triggers are never invented.
+An embedding's token stands for its subject: generic nouns that name the subject ("dog", "puppies", "teddy bear")
+are replaced by it, every occurrence, everything else left as written ("a <corgi-v3> in the park"). Another
+checkpoint's trained word replaces only its name as the prompt says it ("yoruichi" -> "shihouin yoruichi"); the
+picture's common words stay, because a LoRA's tags make the scene's things its subjects too ("a tuba player in a
+marching band" of a marching band uniform LoRA keeps its band). Only the first of the card's subjects that the
+prompt names is replaced: cards list their subjects most important first. When nothing is replaced, the trigger is
+added once where it conventionally goes: in front for objects, "in <t> style" for style checkpoints. A card without a
+trigger leaves the prompt unchanged: triggers are never invented.
 """
 
 from __future__ import annotations
@@ -130,6 +131,20 @@ def _fill_slot(prompt: str, card: StoredCheckpoint, request: str, mark: str = SL
     return text or (f"a photo of {trigger}" if trigger else "")
 
 
+def _learned_token(card: StoredCheckpoint, trigger: str) -> bool:
+    """Does ``trigger`` stand for the subject noun itself: an embedding's token, or a token written as one
+    ("<corgi-v3>")? It then takes the noun's place ("a <corgi-v3> in the park"). Another checkpoint's trained word
+    takes the place of its name only (:func:`_a_name`: "yoruichi" -> "shihouin yoruichi") and goes beside the
+    picture's words, which may be the scene's own ("a tuba player in a marching band" of a marching band uniform LoRA
+    keeps its band)."""
+    return card.kind == "textual_inversion" or trigger.startswith("<")
+
+
+def _a_name(phrase: str) -> bool:
+    """Is ``phrase`` a name rather than words of the picture: a word in it no English text uses?"""
+    return not all(tokens.is_english(word) for word in tokens.words(phrase))
+
+
 def rewrite_prompt(
     prompt: str, card: StoredCheckpoint, request: str = "", mark: str = SLOT, stand_in: str = ""
 ) -> str:
@@ -148,10 +163,13 @@ def rewrite_prompt(
         return prompt
     rewritten = prompt
     for phrase in _named_subject(prompt, card):
+        if not (_learned_token(card, trigger) or _a_name(phrase)):
+            continue
         rewritten = _naming(phrase).sub(lambda _: trigger, rewritten)  # a trigger is text, never a template
     if rewritten != prompt:
         return _article_before(trigger, rewritten)
     if is_style_checkpoint(card):
         style = trigger if trigger.lower().endswith("style") else f"{trigger} style"
-        return f"{prompt}, in {style}" if prompt else f"a picture in {style}"
+        style = style if style.lower().startswith("in ") else f"in {style}"  # a trained word "in hedcut style"
+        return f"{prompt}, {style}" if prompt else f"a picture {style}"
     return f"{trigger}, {prompt}" if prompt else f"a photo of {trigger}"

@@ -13,6 +13,11 @@ _ROLE_WORDS = (  # (role, words of a card's name or tags that give it that role)
     ("concept", {"concept", "clothing", "outfit", "pose", "poses", "costume", "object", "action", "props"}),
 )
 STYLE_WORDS = frozenset({"style", "styles", "artstyle"})
+# the nouns a request calls a kind of model by beside its name ("lighthouse background lora", "t-pose pose lora")
+ROLE_KINDS = frozenset(
+    "background backgrounds backdrop scenery pose poses outfit outfits costume costumes clothing concept "
+    "concepts".split()
+)
 
 
 def _said(card: StoredCheckpoint) -> set[str]:
@@ -38,4 +43,4 @@ def is_character(card: StoredCheckpoint) -> bool:
     return bool({t.lower() for t in card.tags} & {"character", "characters"})
 
 
-__all__ = ["STYLE_WORDS", "is_character", "is_style", "role_of"]
+__all__ = ["ROLE_KINDS", "STYLE_WORDS", "is_character", "is_style", "role_of"]

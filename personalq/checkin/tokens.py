@@ -224,6 +224,11 @@ def is_english(word: str, zipf: float = ENGLISH_ZIPF) -> bool:
     return zipf_frequency(word.lower(), "en") >= zipf
 
 
+def is_english_pair(word: str) -> bool:
+    """Is ``word`` two English words written as one ("lighthues" of a trigger "light hues", "shipgirl")?"""
+    return any(is_english(word[:i]) and is_english(word[i:]) for i in range(3, len(word) - 2))
+
+
 # languages requests come in, besides English; a word common in one of them is that language's, not a name
 REQUEST_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl", "id")
 
@@ -255,6 +260,7 @@ __all__ = [
     "fold",
     "is_coined",
     "is_english",
+    "is_english_pair",
     "is_unspaced",
     "is_word",
     "short_vowels",
