@@ -24,6 +24,13 @@ CARDS = [
     dict(card_id="bullet", name="Bullet time pose", tags=["pose"], triggers=["bullettime"]),
     dict(card_id="tpose", name="T Pose | 1MB Pose LoRA", tags=["pose"], triggers=["TPose"]),
     dict(card_id="gown", name="Evening Attire | Gowns", tags=["clothing"], triggers=["vnGown"], creator="velvetnib"),
+    dict(card_id="coiling", name="Snake coiling", tags=["concept"], triggers=["coils"]),
+    dict(card_id="takamichi", name="Takamichi style", version="no trigger words version", tags=["style"]),
+    dict(card_id="mira", name="Mira Vale", kind="textual_inversion", tags=["character"], triggers=["miravale"],
+         creator="nightowl_ai"),
+    dict(card_id="owl-cafe", name="Owl Cafe (Nightowl AI)", tags=["background"], triggers=["owlcafe"]),
+    dict(card_id="other-ti", name="Orla Finch", kind="textual_inversion", tags=["character"], triggers=["orlafinch"],
+         creator="quillwright"),
     dict(card_id="sunfes", name="[Costume] SunFes marching band uniform", tags=["costume", "clothing"],
          subjects=["uniform", "marching", "band"], triggers=["sunfes"]),
     dict(card_id="anubis", name="Alkemanubis style", tags=["style", "girl"], subjects=["girl"],
@@ -94,3 +101,17 @@ def test_a_model_doing_something_is_someone_in_the_picture(checkin):
     result = checkin.ask("velvetnib's evening attire lora, a model strutting down a neon runway", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "gown")
     assert "a model strutting down a neon runway" in result.prompt
+
+
+def test_a_trained_word_said_as_one_names_its_model(checkin):
+    """ "with the 'coils' trigger word" describes the model by its trained word; "trigger words" in another's version
+    label is no evidence."""
+    result = checkin.ask("the lora with the 'coils' trigger word, a priestess in a ruined shrine", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "coiling")
+    assert result.prompt == "coils, a priestess in a ruined shrine"
+
+
+def test_a_kind_of_model_from_someone_who_only_makes_models(checkin):
+    result = checkin.ask("the embedding from nightowl_ai, portrait of her by a rainy window", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "mira")
+    assert "nightowl" not in result.prompt

@@ -93,7 +93,8 @@ _DESCRIBING = frozenset("that which for with of called named trained based för 
 # what a description says of any model ("the lora that makes backlighting look better"): no evidence of which
 _DESCRIPTION_FILLER = frozenset(
     "makes make making made look looks looking better good nice great everything anything things stuff gives give "
-    "adds add turns turn trained lets let helps help really very trigger triggers keyword keywords".split()
+    "adds add turns turn trained lets let helps help really very trigger triggers keyword keywords word words "
+    "activation token".split()
 )
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
@@ -588,7 +589,7 @@ def read_reference(
                         described.add(j)
                     j += 1
                 if i in markers:  # the whole description picks the model: none of it is the picture
-                    markers.update(range(i + 2, j))
+                    markers.update(range(i + 1, j))
                 if i in markers and lowered[i + 1] not in STOPWORDS:
                     markers.add(i + 1)  # "una lora para ...": another language's "for" is selection talk
                     if i > 0 and lowered[i - 1] in _ARTICLES and not boundary_between(i - 1, i):
@@ -604,6 +605,17 @@ def read_reference(
                 markers.update((i, *handle_runs))
             else:
                 forward(i)
+        elif (
+            word == "from"
+            and i > 0
+            and lowered[i - 1] in KIND_WORDS
+            and i + 1 < len(runs)
+            and only_creators(handle := _joined_on(text, runs, i + 1))
+        ):
+            # "the character embedding from hotfantasy_ai": a kind of model from someone who only makes models
+            handle_runs = _joined_runs_on(text, runs, i + 1)
+            makers.update(handle_runs)
+            markers.update((i, *handle_runs))
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
         elif styled := _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of ..."
