@@ -51,7 +51,7 @@ def checkin(settings, tmp_path):
         # "light hues" is no "lighthouse"
         "a lighthouse lora, a lighthouse on a cliff",
         # a character whose name is a common word the scene says ("at midnight") is not asked for
-        "a laundromat at midnight, girl waiting for her clothes to dry",
+        "a laundromat at midnight, a woman waiting for her laundry to dry",
     ],
 )
 def test_the_pictures_words_name_no_model(checkin, request_text):

@@ -670,19 +670,17 @@ def _named_candidates(ranking: Ranking) -> list[Ranked] | Decision:
 
 
 def _called_by_the_picture(reference: Reference, candidate: Ranked) -> bool:
-    """In a request that names nothing, is ``candidate`` called only by English words of the picture, each said
-    apart from its other words ("a laundromat at midnight" is no "Midnight [My Hero Academia]", "girl waiting for
-    her clothes" no "Gender Slider Girlish")? Words it has side by side say what a concept draws ("christmas tree
-    ornaments", "a catgirl in a cardboard box"); a role word says what kind of model, not which ("bowling alley
-    background" is no "Alleyway")."""
-    if candidate.evidence is None:
+    """In a request that names nothing, is ``candidate`` a character called only by English words of the picture,
+    each said apart from its other words ("a laundromat at midnight" is no "Midnight [My Hero Academia]")? A character
+    is named by a name; a model of what the picture shows may be called by it ("a dog sitting on a sunny beach" of
+    a dog model), and words side by side say what a concept draws ("christmas tree ornaments")."""
+    if candidate.evidence is None or not is_character(candidate.card):
         return False
-    naming = set(candidate.evidence.named.get(candidate.position, ()))
-    named = {k for k in naming if reference.words[k].forms[0] not in ROLE_KINDS}
+    named = set(candidate.evidence.named.get(candidate.position, ()))
     found = {k for k in candidate.matched if reference.words[k].forms[0] not in ROLE_KINDS | KIND_WORDS}
     at = {reference.words[k].position: k for k in found}
     together = any(reference.words[k].position + step in at for k in named for step in (-1, 1))
-    return bool(naming) and not together and all(is_english(reference.words[k].forms[0]) for k in named)
+    return bool(named) and not together and all(is_english(reference.words[k].forms[0]) for k in named)
 
 
 def _someone_else(reference: Reference, candidate: Ranked, unheard: frozenset[int] = frozenset()) -> bool:

@@ -1720,7 +1720,6 @@ def _owns_a_role(runs: list, lowered: list[str], i: int, boundary_between: Calla
     return j > i + 1 and lowered[j - 1] in ROLE_NOUNS
 
 
-# prepositions of place: a possessive after one is where the picture is ("floating over summoner's rift")
 def _lettered(text: str, runs: list, i: int) -> bool:
     """Is run ``i`` a word a single letter opens with a hyphen ("T-pose", "x-ray")?"""
     return (
@@ -1747,6 +1746,7 @@ def _said_where(lowered: list[str], j: int) -> bool:
     return k >= 0 and lowered[k] in _PLACES
 
 
+# prepositions of place: a possessive after one is where the picture is ("floating over summoner's rift")
 _PLACES = frozenset(
     "on in at under over near beside inside outside across around behind into onto above below along among "
     "between beneath within through".split()
