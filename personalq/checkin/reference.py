@@ -513,6 +513,11 @@ def read_reference(
             and is_english(lowered[i + 1], COMMON_ZIPF)
         )
 
+    def made_by(i: int) -> None:  # "by" or "from" run ``i`` and the maker's whole handle after it
+        handle_runs = _joined_runs_on(text, runs, i + 1)
+        makers.update(handle_runs)
+        markers.update((i, *handle_runs))
+
     for i, word in enumerate(lowered):
         if (word in KIND_WORDS and not compound(i)) or (setting := as_setting(i)):
             if word not in KIND_WORDS:
@@ -600,9 +605,7 @@ def read_reference(
         ):
             if word == "by" and only_creators(handle):
                 # who made it ("by h_madoka": the handle whole); nothing after it is a name ("by leirbag421 che ...")
-                handle_runs = _joined_runs_on(text, runs, i + 1)
-                makers.update(handle_runs)
-                markers.update((i, *handle_runs))
+                made_by(i)
             else:
                 forward(i)
         elif (
@@ -612,10 +615,7 @@ def read_reference(
             and i + 1 < len(runs)
             and only_creators(handle := _joined_on(text, runs, i + 1))
         ):
-            # "the character embedding from hotfantasy_ai": a kind of model from someone who only makes models
-            handle_runs = _joined_runs_on(text, runs, i + 1)
-            makers.update(handle_runs)
-            markers.update((i, *handle_runs))
+            made_by(i)  # "the character embedding from hotfantasy_ai": someone who only makes models
         elif word == "with" and i + 1 < len(runs) and lowered[i + 1] in ("my", "your"):
             forward(i)
         elif styled := _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of ..."
