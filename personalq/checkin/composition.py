@@ -17,7 +17,7 @@ from typing import Callable
 
 from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, numbered_titles
 from personalq.checkin.intent import Intent, version_number
-from personalq.checkin.lexicon import FIELD_LABEL, MODEL_COMPOUNDS
+from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision
 from personalq.checkin.reference import (
     CLAUSE_BREAK,
@@ -25,6 +25,7 @@ from personalq.checkin.reference import (
     LISTING,
     LONE_WORD_LETTERS,
     SETTING_WORDS,
+    UNSPACED_KINDS,
     Reference,
     opens_scene,
     wanting_words,
@@ -54,7 +55,8 @@ _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\
 _BETWEEN_NAMES = re.compile(
     r"(?i)[,;+&!?]|\.(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
     + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
-    + r")\b"
+    + r")\b|"
+    + "|".join(UNSPACED_KINDS)  # "wlsdnjs950 스타일에 gameiconresearch_3d_lora도": particles follow them
 )
 # a card called by this much of some words is named by them: two parts' words together are one model named with a
 # connector ("tom and jerry lora"), and words the request does not call a model are a model's name all the same
@@ -232,7 +234,11 @@ def _named_opening(
         # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
         text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
         if len(kept) == 1:  # a name, or the trained word of one model alone ("yingbody portrait by a window")
-            alone = index.spells_rare_name(text) or (index.owns_trigger(text) and is_coined(squash(text)))
+            alone = (
+                index.spells_rare_name(text)
+                or (index.owns_trigger(text) and is_coined(squash(text)))
+                or (index.names_one_model(text) and _said_as_name(intent.text, span_of(reference, kept)[0]))
+            )
             spelled = start == 0 and alone and _opens_alone(reference, ordered, text)
         else:
             spelled = index.spells_name(text) or index.spells_file(text)
@@ -318,6 +324,17 @@ def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
         return False
     following = reference.words[ordered[1]].forms[0] if len(ordered) > 1 else ""
     return is_coined(squash(said)) or not is_english(following)
+
+
+def _said_as_name(text: str, start: int) -> bool:
+    """Is the word at ``start`` written as a name: one no language has ("kogatan"), or one in no request language
+    ("elbing"), or capitalised inside its sentence ("quiero a Sussurro sentada ...": "sussurro" is Italian too)?"""
+    word = re.match(r"[^\W_]+", text[start:])
+    if word is None:
+        return False
+    said = word.group()
+    opens_sentence = re.search(r"(?:^|[.!?:;]\s*)$", text[:start]) is not None
+    return not is_word(said.casefold()) or (said[0].isupper() and not said.isupper() and not opens_sentence)
 
 
 def _calls(fields: set[str], forms: tuple[str, ...]) -> bool:
@@ -452,17 +469,36 @@ def _unheard_name(
     ("mittelalterlicher marktplatz, ... die pillory lora" is German)."""
     if following is None:
         return False
-    said = [reference.words[k].forms for k in words]
+    # the request may open by asking, in any language ("нарисуй triss merigold ...")
+    opening = 0
+    while opening < len(reference.words) and reference.words[opening].forms[0] in DRAW_ME | ASKING:
+        opening += 1
+    ordered = [k for k in sorted(words) if k >= opening]
+    said = [reference.words[k].forms for k in ordered]
     between = text[span_of(reference, words)[1] : span_of(reference, following)[0]]
     listed = _LISTED_WITH.fullmatch(between) is not None
     return (
         not reference.series
-        and min(words) == 0
-        and len(words) <= SHORT_HEAD
+        and ordered[:1] == [opening]
+        and len(ordered) <= SHORT_HEAD
         and not any(is_english(forms[0]) for forms in said)
         and any(is_unheard(cache.index(), forms) for forms in said)
-        and (listed or not any(is_word(forms[0]) for forms in said))
+        and (listed or not any(is_word(forms[0]) for forms in said) or _in_english(reference, words))
     )
+
+
+ENGLISH_SHARE = 0.75  # of a request's other words in Latin letters, when it is written in English
+
+
+def _in_english(reference: Reference, words: set[int]) -> bool:
+    """Is the request around ``words`` written in English ("frieren casting a flower spell ..."): then a word of
+    another language opening it is a name, not that language's word ("frieren" is German for "to freeze")?"""
+    others = [
+        w.forms[0]
+        for k, w in enumerate(reference.words)
+        if k not in words and w.forms[0].isascii() and w.forms[0].isalpha()
+    ]
+    return bool(others) and sum(map(is_english, others)) >= ENGLISH_SHARE * len(others)
 
 
 def _called_a_model(text: str, reference: Reference, words: set[int], is_creator: Callable[[str], bool]) -> bool:

@@ -214,6 +214,7 @@ _JOINERS = frozenset("a an and the of n in on to de la le du des del von no et y
 # the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
+_STYLE_AT_END = re.compile(r"(?i)\W*\bstyle\W*$")
 
 # a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin")
 _KIND_AT_ENDS = re.compile(
@@ -257,6 +258,12 @@ class SelectionIndex:
                     if FIELD_WEIGHTS[field] >= STRONG_FIELD:
                         named_by[token].add(self.family_of[i])
         families = max(1, len(set(self.family_of)))
+        # the words of one model's name alone ("sussurro" of "明日方舟-苏苏洛 Arknights-Sussurro 1.0")
+        named_in: dict[str, set[str]] = defaultdict(set)
+        for i, fields in enumerate(per_card):
+            for token in fields["name"]:
+                named_in[token].add(self.family_of[i])
+        self._sole_name_words = {t for t, f in named_in.items() if len(f) == 1}
         self.idf = {t: _idf(families, len(f)) for t, f in families_with.items()}
         # "painting" names two models and is the style of forty: as a name it is rare, as a style common
         self.name_idf = {t: _idf(families, len(f)) for t, f in named_by.items()}
@@ -401,7 +408,16 @@ class SelectionIndex:
             # "SurrealismAI LoRA" is called "surrealismai"; a name of plain words is not ("Glasses LoRA")
             bare = _KIND_AT_ENDS.sub("", name)
             coined = bare != name and len(bare.split()) == 1 and not is_english(bare)
-            named = [(name, "name"), (_version_text(card), "version")] + ([(bare, "name")] if coined else [])
+            # "Elegant hanfu ruqun style" is called "elegant hanfu ruqun": words that are a name without the kind
+            # word, one of them English lacks ("Big Pixel Style" is no name as "big pixel")
+            unstyled = _STYLE_AT_END.sub("", bare)
+            titled = (
+                unstyled != name
+                and len(said := words(unstyled)) >= 2
+                and any(w.isalpha() and not is_english(w) for w in said)
+            )
+            named = [(name, "name"), (_version_text(card), "version")]
+            named += [(bare, "name")] if coined else [(unstyled, "name")] if titled else []
             for text, field in named:
                 whole = squash(text)
                 if len(whole) >= 4 and not whole.isdigit() and not _BARE_VERSION.match(whole):
@@ -612,6 +628,10 @@ class SelectionIndex:
         return (spelled or whole in self._numbered_titles) and any(
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
+
+    def names_one_model(self, word: str) -> bool:
+        """Is ``word`` a word of one model's name and of no other's ("sussurro", "kogatan")?"""
+        return squash(word) in self._sole_name_words
 
     def owns_trigger(self, text: str) -> bool:
         """Is ``text`` a trained word written whole that only one model's versions have, and a word hardly any other

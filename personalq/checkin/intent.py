@@ -171,7 +171,7 @@ _MODEL_TALK = re.compile(
 )
 TRAILING_FOREIGN = (
     "de|del|des|du|da|di|con|avec|com|mit|der|die|das|dengan|pakai|usando|el|la|le|il|lo|im|beim|zum|zur|nel|nella|dans"
-    "|sur|em"
+    "|sur|em|в|во|с|со|로|으로|를|을|에|도|은|는"
 )
 # what may follow a "one" that stands for a checkpoint ("the one from april", "one i used"); before any other word
 # it counts or stands for what is drawn ("one attendant", "holding one leg", "a silver one drifting")
@@ -199,7 +199,7 @@ _PROVENANCE = re.compile(
 # words that only belong to a selection phrase they precede ("created in April", "from 2025", "of my teddy")
 _DANGLING = re.compile(
     r"(?:\b(?:i\s+)?(?:created|made|trained|built|used)\s+)?"
-    r"(?:\b(?:in|from|on|during|since|of|at|de|des|du|da|di|del|aus|von|dari|из|от|na|no|em|en|nel|nella|im)\s+)?"
+    r"(?:\b(?:in|from|on|during|since|of|at|de|des|du|da|di|del|aus|von|dari|из|от|в|во|na|no|em|en|nel|nella|im)\s+)?"
     r"(?:\b(?:the|my|la|el|le|o|der|die|das)\s+)?$",
     re.I,
 )

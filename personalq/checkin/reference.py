@@ -43,18 +43,48 @@ CONTENT_WEIGHT = 0.5
 # kind words in Russian, in the cases a request puts them ("с лорой", "лору"), and "style" in Spanish, Portuguese
 # and Italian ("estilo morino-hon"): the model's name follows them
 _FOLLOWED_BY_NAME = frozenset(
-    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью estilo stile".split()
+    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью стиль стиле стилем стиля "
+    "estilo stile façon".split()
 )
+# "style" in Russian names the model after it only when that is written in Latin letters ("стиль toxxy"): "в стиле
+# Дмитрия Сергеева" says the artist's name inflected, as the picture's words would
+_STYLE_IN_RUSSIAN = frozenset("стиль стиле стилем стиля".split())
 _DRESSING = frozenset("wearing using".split())  # verbs whose object may be a model ("wearing floral bow heels")
 _FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French says the style before its name
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
 KIND_WORDS = (
     frozenset(
         "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles stil "
+        "stijl "
         "finetune dreambooth extract extraction textual inversion".split()  # "the deliberate v2 lora extract"
     )
     | _FOLLOWED_BY_NAME
 )
+# kind words of scripts written without spaces, as the run they open ("hex_d 스타일로", "jazz jack 风格", "neko girl
+# 로라로"), with the particles Korean and Japanese put after them: before these the model's name stands before
+# the kind word, as in English; after a topic particle ("스타일은 arttoru 로") it follows, as after "estilo"
+UNSPACED_KINDS = {"로라": "lora", "스타일": "style", "화풍": "style", "임베딩": "embedding", "风格": "style",
+                   "画风": "style", "スタイル": "style", "ロラ": "lora"}  # fmt: skip
+_PARTICLES = "로|으로|를|을|에|에서|도|랑|와|과|의|이|가|で|を|が|に|も|の"
+_TOPIC_PARTICLES = "은|는|は"
+_UNSPACED_KIND = re.compile(
+    rf"^(?P<kind>{'|'.join(UNSPACED_KINDS)})(?:(?P<topic>{_TOPIC_PARTICLES})|(?:{_PARTICLES}))?$"
+)
+
+
+def _unspaced_kind(run: str) -> str | None:
+    """The kind word a run of an unspaced script says, read as its English (or, before the name, its Spanish) word
+    so that the reading treats it as it treats those; None when it says none."""
+    m = _UNSPACED_KIND.match(run)
+    if m is None:
+        return None
+    return (
+        "estilo"
+        if m.group("topic") and UNSPACED_KINDS[m.group("kind")] == "style"
+        else UNSPACED_KINDS[m.group("kind")]
+    )
+
+
 # "that (one)", "this" in scripts other than English ("(suijing)那个embedding")
 _DEMONSTRATIVES = frozenset("那个 这个 那個 這個 该 この その あの это этот эта эту тот та ту".split())
 # the articles, prepositions and conjunctions of the other languages requests come in (Spanish, French, Portuguese,
@@ -68,6 +98,7 @@ _FUNCTION_WORDS_BY_LANGUAGE = {
     "de": "der die das den dem ein eine einen einem einer mit und oder im am auf von aus zu für",
     "id": "yang dan atau dengan di ke dari pada untuk ini itu",
     "ru": "с со и в во на из от для по",
+    "ko": "로 으로 를 을 에 도 의 은 는 이 가",  # particles, when written apart from the word they follow
 }
 FUNCTION_WORDS = frozenset(w for words in _FUNCTION_WORDS_BY_LANGUAGE.values() for w in words.split())
 # "please" as people write it in one word, in several languages ("лору sxz пожалуйста": the name is "sxz")
@@ -377,7 +408,13 @@ def read_reference(
     by a WebUI tag too."""
     tokenized = spans(text, cut=skip)
     runs = [(s, e, forms) for s, e, forms in tokenized if not _covered(s, e, list(skip))]
-    lowered = [forms[0] for _, _, forms in runs]
+    lowered = [
+        (_unspaced_kind(fold(text[s:e])) or forms[0]) if is_unspaced(forms[0]) else forms[0] for s, e, forms in runs
+    ]
+    lowered = [
+        w.upper() if w in _STYLE_IN_RUSSIAN and not (i + 1 < len(runs) and lowered[i + 1].isascii()) else w
+        for i, w in enumerate(lowered)
+    ]  # (in capitals, which no word list holds)
     # "w/" is "with" written short, and stays so in the prompt ("fumi arata w/ mood-marionette")
     lowered = ["with" if w == "w" and text[e : e + 1] == "/" else w for w, (_, e, _) in zip(lowered, runs)]
 
@@ -674,6 +711,8 @@ def read_reference(
             continue
         if _lettered(text, runs, i):  # "T-pose", "x-ray", "v-neck": the letter is part of the word
             start, forms = runs[i - 1][0], [lowered[i - 1] + forms[0], *forms]
+        elif _letter_after(text, runs, i):  # "hex_d": a file's letter is part of its name
+            end, forms = runs[i + 1][1], [forms[0] + lowered[i + 1], *forms]
         in_style = _covered(start, end, style_phrases)
         weight = 1.0 if i in phrase or not (phrase or in_style) else CONTENT_WEIGHT
         first = len(words)
@@ -1727,6 +1766,17 @@ def _lettered(text: str, runs: list, i: int) -> bool:
         and len(runs[i - 1][2][0]) == 1
         and runs[i - 1][2][0].isalpha()
         and text[runs[i - 1][1] : runs[i][0]] == "-"
+    )
+
+
+def _letter_after(text: str, runs: list, i: int) -> bool:
+    """Is run ``i`` a word an underscore joins to a single letter after it ("hex_d"), as files are named?"""
+    return (
+        i + 1 < len(runs)
+        and len(runs[i + 1][2][0]) == 1
+        and runs[i + 1][2][0].isalpha()
+        and text[runs[i][1] : runs[i + 1][0]] == "_"
+        and not is_unspaced(runs[i][2][0])
     )
 
 
