@@ -629,6 +629,10 @@ class SelectionIndex:
             self.idf.get(t, self.max_idf) >= rare for t in field_tokens(text)
         )
 
+    def made_by(self, forms: tuple[str, ...]) -> list[int]:
+        """The positions of the cards a creator made, by the words of their handle ("reevemusk")."""
+        return sorted({int(i) for form in forms for i in self._made_by.get(form, ())})
+
     def names_one_model(self, word: str) -> bool:
         """Is ``word`` a word of one model's name and of no other's ("sussurro", "kogatan")?"""
         return squash(word) in self._sole_name_words

@@ -762,6 +762,7 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"([,;:])(?:\s*[,;:])+(?=\s)", r"\1", text)
     text = re.sub(r"^(?:of|for|from)\s+", "", text, flags=re.I)
     text = _LEADING_DETERMINER.sub("a ", text)
+    text = re.sub(r"(?i)^an?\s*[,;:—–-]+\s*", "", text)  # "the lora by x from march 6: a woman ...": its article
     first = text.split()[0].lower() if text else ""
     plural = singular(first) != first  # "skyscrapers in the rain" takes no article
     names_thing = not plural and (bool(intent.subjects) or singular(first) in intent.terms)

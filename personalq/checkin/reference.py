@@ -130,7 +130,11 @@ _DESCRIPTION_FILLER = frozenset(
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
-_ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
+_ONE = frozenset("one version".split())
+# what a creator did to a model, said after their handle ("alicefir made a ... lora", "den2 did a chibi lora")
+_MADE_IT = frozenset(
+    "made did trained created uploaded posted released shared".split()
+)  # "the h_madoka one": the version a creator made
 # what was done to the picture's things before "by" ("lit by blue flames", "surrounded by wolves"): what did it is
 # in the picture, not a creator; making verbs keep theirs ("trained by", "drawn by")
 _DONE_IRREGULAR = frozenset("lit shot seen held worn hit struck caught ridden driven eaten bitten cut torn".split())
@@ -550,6 +554,14 @@ def read_reference(
             and is_english(lowered[i + 1], COMMON_ZIPF)
         )
 
+    def kinds_ahead(i: int) -> bool:  # a kind word follows run ``i`` in its clause ("did a girls' frontline lora")
+        j = i + 1
+        while j < len(runs) and not boundary_between(j - 1, j):
+            if lowered[j] in KIND_WORDS:
+                return True
+            j += 1
+        return False
+
     def made_by(i: int) -> None:  # "by" or "from" run ``i`` and the maker's whole handle after it
         handle_runs = _joined_runs_on(text, runs, i + 1)
         makers.update(handle_runs)
@@ -638,7 +650,11 @@ def read_reference(
                         markers.add(i - 1)  # and so is its article
         elif word in _NAMING and (
             word != "by"
-            or (i + 1 < len(runs) and creators(handle := _joined_on(text, runs, i + 1)) and not _done_to(lowered, i))
+            or (
+                _said_next(text, runs, i)
+                and creators(handle := _joined_on(text, runs, i + 1))
+                and not _done_to(lowered, i)
+            )
         ):
             if word == "by" and only_creators(handle):
                 # who made it ("by h_madoka": the handle whole); nothing after it is a name ("by leirbag421 che ...")
@@ -649,7 +665,7 @@ def read_reference(
             word == "from"
             and i > 0
             and lowered[i - 1] in KIND_WORDS
-            and i + 1 < len(runs)
+            and _said_next(text, runs, i)
             and only_creators(handle := _joined_on(text, runs, i + 1))
         ):
             made_by(i)  # "the character embedding from hotfantasy_ai": someone who only makes models
@@ -658,6 +674,16 @@ def read_reference(
         elif styled := _styled_after(text, runs, lowered, i):  # "drawn by katsura masakazu", "in the manner of ..."
             forward(i)
             markers.update(range(styled, i + 1))
+        elif (
+            word in _MADE_IT
+            and i > 0
+            and _said_next(text, runs, i - 1)
+            and only_creators(_joined(text, runs, i - 1))
+            and kinds_ahead(i)
+        ):
+            handle = _joined_runs(text, runs, i - 1)
+            makers.update(handle)  # "alicefir did a girls' frontline lora": who made the model the request names
+            markers.update((*handle, i))
         elif word in _ONE and _made_by(text, runs, lowered, i - 1, only_creators):
             handle = _joined_runs(text, runs, i - 1)
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
@@ -1626,6 +1652,12 @@ def _joined_runs(text: str, runs: list, i: int) -> list[int]:
     while first > 0 and text[runs[first - 1][1] : runs[first][0]] == "_":
         first -= 1
     return list(range(first, i + 1))
+
+
+def _said_next(text: str, runs: list, i: int) -> bool:
+    """Is run ``i + 1`` the word said right after run ``i``, not one after a date or version the reading cut between
+    them ("lora from apr 23, guy licking ...")?"""
+    return i + 1 < len(runs) and text[runs[i][1] : runs[i + 1][0]].isspace()
 
 
 def _joined_runs_on(text: str, runs: list, i: int) -> list[int]:

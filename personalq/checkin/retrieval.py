@@ -9,6 +9,7 @@ inside its windows instead.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import re
 import threading
@@ -163,9 +164,29 @@ def timed(intent: Intent) -> bool:
 
 
 def by_time(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
-    """The checkpoints inside the request's time windows (or all, newest first, for "my newest model")."""
-    ids = _window_ids(cache.repository, intent, WINDOW_LIMIT)
-    return Ranking([Ranked(card) for card in cache.get_many(ids)], reference, by_time_only=True)
+    """The checkpoints inside the request's time windows (or all, newest first, for "my newest model"), of the
+    creator it names when it names one ("la lora de reevemusk del 6 de marzo": reevemusk's, not the newest 400 of
+    every March)."""
+    if not reference.makers:
+        ids = _window_ids(cache.repository, intent, WINDOW_LIMIT)
+        return Ranking([Ranked(card) for card in cache.get_many(ids)], reference, by_time_only=True)
+    index = cache.index()
+    theirs: set[int] = set()
+    for maker in reference.makers:
+        made = set(index.made_by(maker.forms))
+        if not made:
+            return Ranking([], reference, by_time_only=True, maker_missing=maker.forms[0])
+        theirs = made if not theirs else theirs & made
+    by, windows = ("used", intent.used) if intent.used else ("created", intent.created)
+    cards = cache.get_many([index.cards[i].id for i in sorted(theirs)])  # fresh: the index's may predate a use
+    if windows:
+        cards = [c for c in cards if any(w.contains(_time_of(c, by)) for w in windows)]
+    cards.sort(key=lambda c: _time_of(c, by) or dt.datetime.min, reverse=True)
+    return Ranking([Ranked(card) for card in cards], reference, by_time_only=True)
+
+
+def _time_of(card: StoredCheckpoint, by: str) -> dt.datetime | None:
+    return card.last_used_at if by == "used" else card.created_at
 
 
 def _naming_clause(reference: Reference, named: dict[int, set[int]], family_of: list[str]) -> set[int]:

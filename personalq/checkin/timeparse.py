@@ -183,6 +183,7 @@ def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
     day_patterns = (
         rf"\b{_MONTH}\s+{_ORDINAL_DAY}(?:,?\s+{_YEAR})?\b",
         rf"\b{_ORDINAL_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?\b",
+        rf"\b{_ORDINAL_DAY}\s+(?:de|di)\s+{_MONTH}(?:\s+(?:de|del)\s+{_YEAR})?\b",  # "6 de marzo", "3 di giugno"
     )
     for pattern in day_patterns:
         for m in re.finditer(pattern, lowered):
@@ -207,6 +208,21 @@ def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
                 found.add(windows, m.span())
             else:
                 found.add([_day_window(parsed.date())], m.span())
+    # Chinese and Japanese write a day as month 月 day 日 (号), its year before it as 年: "1月3日", "2023年3月6日"
+    for m in _CJK_DAY.finditer(lowered):
+        years = [int(m["year"])] if m["year"] else _years(now)
+        windows = []
+        for y in years:
+            try:
+                day = dt.date(y, int(m["month"]), int(m["day"]))
+            except ValueError:
+                continue
+            if dt.datetime(y, day.month, day.day) <= now:
+                windows.append(_day_window(day))
+        found.add(windows, m.span())
+
+
+_CJK_DAY = re.compile(r"(?:(?P<year>(?:19|20)\d{2})\s*年\s*)?(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*[日号號]")
 
 
 _PART_OF_MONTH = re.compile(r"\b(?P<part>early|mid|late)(?:\s+|-)(?:in\s+)?$")
