@@ -3,7 +3,9 @@ script ("стиль toxxy", "kakao stijl", "hex_d 스타일로", "jazz jack 风�
 alone has opening the request ("Quiero a Sussurro sentada ...", "kogatan curled up ..."), a file's letter joined
 by an underscore ("hex_d"), and a name said after "the" without the "style" its card ends with; and a name the
 repository lacks opening a request in English or after another language's "draw", which is missing, not the
-picture's ("frieren" is German for "to freeze")."""
+picture's ("frieren" is German for "to freeze"); "style" inside a name spelled whole ("the Medieval Style Armor
+Suit"), a fraction between a name and what it does ("fairy pixie 0.7 resting ..."), "I'd" and an adverb after a
+name ("toriel gently shooing ...") as written."""
 
 import datetime as dt
 
@@ -34,6 +36,22 @@ CARDS = [
          triggers=["kaleidcp-3450"]),
     dict(card_id="nakiri", name="Nakiri Alice (Shokugeki no Soma)", tags=["character"], triggers=["nakiri alice"]),
     dict(card_id="kanv1", name="kanv1", kind="textual_inversion", tags=["style"], triggers=["kanv1"]),
+    dict(card_id="armor", name="Medieval Style Armor Suit(中世纪风格铠甲套装) LoRa", version="v1.0", tags=["clothing"],
+         triggers=["medieval armor"]),
+    dict(card_id="medieval-town", name="Medieval town", tags=["background"], triggers=["medievaltown"]),
+    dict(card_id="medieval-art", name="Medieval art style", tags=["style"], triggers=["medievalart"]),
+    dict(card_id="kamehameha", name="Kamehameha [Concept]", tags=["concept"], triggers=["kamehameha"]),
+    dict(card_id="pixie", name="Fairy Pixie - Shin Megami Tensei", tags=["character"], triggers=["SMTPixie"]),
+    dict(card_id="yoruichi", name="Yoruichi Shihouin (Bleach) TI Embedding by Corneo", kind="textual_inversion",
+         tags=["character"], triggers=["corneo_yoruichi"], creator="Master_Corneo"),
+    dict(card_id="idol", name="ID", tags=["concept"], triggers=["idcard"]),
+    dict(card_id="idol2", name="ID photo", tags=["concept"], triggers=["idphoto"]),
+    dict(card_id="toriel", name="Toriel (Undertale)", tags=["character"], triggers=["toriel"]),
+    dict(card_id="daisy", name="Daisy LoRA", tags=["character"], triggers=["Daisy_SM"], creator="HorridWeasel"),
+    dict(card_id="daisy-made", name="Cotton candy clouds", tags=["background"], triggers=["cottoncloud"],
+         creator="daisy"),
+    dict(card_id="taketomi", name="Taketomijima(竹富島)", tags=["background"], triggers=["taketomi"],
+         creator="RedRayz"),
     dict(card_id="jablonski", name="piotr-jablonski", kind="textual_inversion", tags=["style"],
          triggers=["<piotr-jablonski>"]),
 ]  # fmt: skip
@@ -104,3 +122,37 @@ def test_a_name_said_without_its_style_after_the_is_a_part(checkin):
 def test_a_name_the_repository_lacks_beside_a_model_is_missing(checkin, request_text):
     result = checkin.ask(request_text, NOW)
     assert (result.status, result.checkpoints) == ("no_match", [])
+
+
+def test_a_kind_word_inside_a_name_spelled_whole_is_a_word_of_it(checkin):
+    """ "Style" inside "Medieval Style Armor Suit" parts no two models."""
+    request = (
+        "a knight firing a beam from his palms. Use the Medieval Style Armor Suit v1.0 and the Kamehameha concept LoRA"
+    )
+    assert chosen_ids(checkin, request, NOW) == ["armor", "kamehameha"]
+
+
+def test_a_fraction_between_a_name_and_what_it_does_is_a_strength(checkin):
+    result = checkin.ask("Fairy Pixie 0.7 resting on a lotus leaf above a misty river, kakao style at 0.5", NOW)
+    assert [(c.checkpoint_id, c.weight) for c in result.checkpoints] == [("pixie", 0.7), ("kakao", 0.5)]
+
+
+def test_a_pronoun_with_its_verb_written_on_names_nothing(checkin):
+    """ "I'd" is no "ID" model."""
+    request = "I'd like Corneo's Yoruichi embedding firing a beam across a canyon, using the Kamehameha concept LoRA"
+    assert chosen_ids(checkin, request, NOW) == ["kamehameha", "yoruichi"]
+
+
+def test_an_adverb_after_a_name_opens_the_picture(checkin):
+    result = checkin.ask("Toriel gently shooing a spider out of her kitchen window with a dish towel", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "toriel")
+    assert "gently shooing a spider" in result.prompt
+
+
+def test_a_name_before_a_japanese_possessive_and_a_kind_word_is_the_models(checkin):
+    """ "DaisyのLoRA" is Daisy's LoRA, though someone called daisy makes models too."""
+    request = (
+        "DaisyのLoRAで、白い砂の道を自転車で走っているところを描いて。背景はRedRayzさんのTaketomijimaをウェイト0.7で。"
+    )
+    result = checkin.ask(request, NOW)
+    assert [(c.checkpoint_id, c.weight) for c in result.checkpoints] == [("daisy", 1.0), ("taketomi", 0.7)]

@@ -113,7 +113,9 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
         start, end = reference.spans[k]
         # "ema aizawa plus the bard fashion lora": a connector ("girl model kit": a "model" of something is a word)
         of_something = k + 1 < len(reference.words) and reference.words[k + 1].forms[0] in MODEL_COMPOUNDS
-        if _BETWEEN_NAMES.fullmatch(text[start:end]) and not of_something:
+        # (a kind word the reading kept in the phrase is a word of a name: "the medieval style armor suit")
+        inside = text[start:end].casefold() in KIND_WORDS
+        if _BETWEEN_NAMES.fullmatch(text[start:end]) and not of_something and not inside:
             after_connector = True  # read as a word of the phrase stands between two names
             continue
         if groups and not after_connector:

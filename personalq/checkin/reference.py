@@ -99,6 +99,7 @@ _FUNCTION_WORDS_BY_LANGUAGE = {
     "id": "yang dan atau dengan di ke dari pada untuk ini itu",
     "ru": "с со и в во на из от для по",
     "ko": "로 으로 를 을 에 도 의 은 는 이 가",  # particles, when written apart from the word they follow
+    "ja": "の が を に で へ と は も",  # particles, when a name in Latin letters stands before them ("Daisyの")
 }
 FUNCTION_WORDS = frozenset(w for words in _FUNCTION_WORDS_BY_LANGUAGE.values() for w in words.split())
 # "please" as people write it in one word, in several languages ("лору sxz пожалуйста": the name is "sxz")
@@ -419,6 +420,8 @@ def read_reference(
         w.upper() if w in _STYLE_IN_RUSSIAN and not (i + 1 < len(runs) and lowered[i + 1].isascii()) else w
         for i, w in enumerate(lowered)
     ]  # (in capitals, which no word list holds)
+    # "I'd like ...", "we're": a pronoun with its verb written on names nothing (the tokens read them "id", "were")
+    lowered = ["i" if _CONTRACTED.fullmatch(text[s:e]) else w for w, (s, e, _) in zip(lowered, runs)]
     # "w/" is "with" written short, and stays so in the prompt ("fumi arata w/ mood-marionette")
     lowered = ["with" if w == "w" and text[e : e + 1] == "/" else w for w, (_, e, _) in zip(lowered, runs)]
 
@@ -442,6 +445,10 @@ def read_reference(
         and a_model_of(lowered[i + 1])
         else w
         for i, w in enumerate(lowered)
+    ]
+    # "the Medieval Style Armor Suit v1.0": "style" inside a name spelled whole is a word of it
+    lowered = [
+        w.upper() if w in _STYLE_WORDS and _inside_a_name(text, runs, i, spells) else w for i, w in enumerate(lowered)
     ]
 
     def boundary_between(i: int, j: int) -> bool:  # runs i < j; a hyphen joins ("sheet-metal", "cross-legged"), and
@@ -847,6 +854,9 @@ _MAKER_BEFORE = re.compile(
 )
 
 
+_KIND_NEXT = re.compile(r"(?i)(?:lora|locon|lycoris|embedding|ti|model)\b")
+
+
 def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: Callable[[str], bool]) -> str:
     """A creator's handle said with another language's "of" ("de lmja", "kozueの") read as "by lmja" and "kozue's":
     who made the model, as the request would say it in English. After "of", only a handle that is a creator's and
@@ -864,6 +874,9 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
         # before a name in Latin letters, any creator's; before one in another script, a creator's and no model's
         # unless honoured or said to have made it ("veryverybtの食蜂操祈", not "ウマ娘の")
         known = creator if m.group("latin") or m.group("honored") or m.group("made") else only_creator
+        # before a kind word the handle is the model's name unless it names no model ("DaisyのLoRAで": Daisy's LoRA)
+        if _KIND_NEXT.match(m.string, m.end()) and not (m.group("honored") or m.group("made")):
+            known = only_creator
         return f"{handle}'s " if handle.isascii() and known(handle.casefold()) else m[0]
 
     def unmarked(m: re.Match) -> str:  # "velvetnibs lyra venn": the possessive typed without its apostrophe
@@ -909,7 +922,19 @@ def opens_scene(word: str, following: str = "") -> bool:
         or (len(word) > 4 and word.endswith("ed") and following in SCENE_OPENERS)
         # a Japanese sentence going on after a name, from its particle ("tohsaka rinが雨上がりの商店街を...")
         or (is_unspaced(word) and word[:1] in _PARTICLES)
+        # how the subject does it, before what it does ("toriel gently shooing ...", "frieza smugly sipping ...")
+        or (_adverb(word) and following != word and opens_scene(following))
     )
+
+
+def _adverb(word: str) -> bool:
+    """Is ``word`` an English adverb made from an adjective ("gently", "smugly", "happily"), not a name that ends
+    the same way ("holly", "emily")?"""
+    if len(word) < 5 or not word.endswith("ly"):
+        return False
+    stem = word[:-2]  # "smug" of "smugly", "gentle" of "gently", "happy" of "happily"
+    made_from = (stem, word[:-1] + "e", stem[:-1] + "y" if stem.endswith("i") else stem)
+    return len(stem) >= 4 and any(is_english(form) for form in made_from)
 
 
 _PARTICLES = frozenset("がをにでへとはも")
@@ -1652,6 +1677,24 @@ def _joined_runs(text: str, runs: list, i: int) -> list[int]:
     while first > 0 and text[runs[first - 1][1] : runs[first][0]] == "_":
         first -= 1
     return list(range(first, i + 1))
+
+
+_CONTRACTED = re.compile(r"(?i)(?:i|you|we|they|he|she|it|that|there)['’](?:d|m|ll|ve|re|s)")
+_STYLE_WORDS = frozenset("style styles".split())
+_AROUND = 3  # the most words of a name on either side of a word inside it
+
+
+def _inside_a_name(text: str, runs: list, i: int, spells: Callable[[str], bool]) -> bool:
+    """Is run ``i`` inside the words of a model's name, spelled whole with words before and after it and only
+    spaces between ("medieval style armor suit")?"""
+    spaced = [k for k in range(len(runs) - 1) if text[runs[k][1] : runs[k + 1][0]] == " "]
+    for first in range(max(0, i - _AROUND), i):
+        for last in range(i + 1, min(len(runs), i + _AROUND + 1)):
+            if runs[last][2][0] in KIND_WORDS:
+                break  # "tokiame style lora": the name ends at the kind words
+            if all(k in spaced for k in range(first, last)) and spells(text[runs[first][0] : runs[last][1]]):
+                return True
+    return False
 
 
 def _said_next(text: str, runs: list, i: int) -> bool:

@@ -74,6 +74,8 @@ _AFTER_KIND = re.compile(
 # "..., plastic clothes 0.4 - posing in a phone booth", "kishida mel style 45%, on a beach"
 _IN_LIST = re.compile(
     r"(?i)(?<=[^\W\d_])\s+(?:(?P<n>0?\.\d+)|(?P<pct>\d{1,3})\s*%)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)"
+    # or a fraction below one between a name and what it does: "fairy pixie 0.7 resting on a lotus leaf"
+    r"|(?<=[^\W\d_])\s+(?P<n2>0\.\d+)(?=\s+[a-z]{3,})"
 )
 # what says a number after it is a version: "the 0.5", "version 0.5"
 _VERSION_BEFORE = re.compile(r"(?i)\b(?:the|that|this|version|ver)\s+$")
@@ -139,10 +141,10 @@ def read_strengths(text: str) -> list[Strength]:
         if value is not None and not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span(), value))
     for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text), *_AFTER_BRACKET.finditer(text)]:
-        said = "n" if m.group("n") else "pct"
+        said = next(group for group in ("n", "n2", "pct") if m.re.groupindex.get(group) and m.group(group))
         if _VERSION_BEFORE.search(text, 0, m.start(said)):
             continue  # "v0.8 not the 0.5": a version said again, not a strength
-        value = float(m.group("n")) if said == "n" else _value(m.group("pct"), percent=True)
+        value = _value(m.group(said), percent=said == "pct")
         if value is not None and not any(m.start(said) < s.span[1] and s.span[0] < m.end() for s in found):
             start = m.start() if m.re is _AFTER_BRACKET else m.start(said)  # "):0.85" leaves with its colon
             found.append(Strength((start, m.end()), value))
