@@ -156,3 +156,13 @@ def test_a_name_before_a_japanese_possessive_and_a_kind_word_is_the_models(check
     )
     result = checkin.ask(request, NOW)
     assert [(c.checkpoint_id, c.weight) for c in result.checkpoints] == [("daisy", 1.0), ("taketomi", 0.7)]
+
+
+@pytest.mark.parametrize(
+    ("said", "weight"),
+    [("with the Anim Art Style at 0.6.", 0.6), ("avec le Gothic Style de HADES06 à 0,5.", 0.5)],
+)
+def test_a_strength_before_a_sentences_full_stop_is_read(said, weight):
+    from personalq.checkin.strength import read_strengths
+
+    assert [s.weight for s in read_strengths(said)] == [weight]

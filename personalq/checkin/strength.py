@@ -63,7 +63,8 @@ _AFTER = re.compile(
     rf"(?:\s*{STRENGTH_KEY}\b)?"
     rf"|{_KEY_ALONE}\s*(?:of|=|:|：|de|von)?\s*{_number(2)}"
     rf"|(?<![A-Za-z0-9_.]){_number(3)}\s*(?:{STRENGTH_KEY}\b|(?=で))(?:で)?)"
-    r"(?![A-Za-z0-9_.]|,\d)"  # a Latin word glued on is no strength ("0.5m"); CJK text goes on without a space
+    # a Latin word glued on is no strength ("0.5m"); CJK text goes on without a space; a sentence may end after it
+    r"(?![A-Za-z0-9_]|[.,]\d)"
 )
 # a fraction right after a kind word is a strength, as in a WebUI tag: "the crystal skull lora 0.8", "apex legends
 # style:.45" ("lora 1.5" is more often a version)
