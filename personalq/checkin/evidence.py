@@ -214,7 +214,7 @@ _JOINERS = frozenset("a an and the of n in on to de la le du des del von no et y
 # the words for a kind of file, which many names carry ("[LoRA] ...", "... | Concept"): no typo stands for them
 _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embeddings model models style styles".split())
 
-_STYLE_AT_END = re.compile(r"(?i)\W*\bstyle\W*$")
+_STYLE_AT_END = re.compile(r"(?i)\W*\bstyle\W*$")  # "Elegant hanfu ruqun style": what its name is besides
 
 # a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin")
 _KIND_AT_ENDS = re.compile(

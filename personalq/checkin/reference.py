@@ -65,10 +65,10 @@ KIND_WORDS = (
 # the kind word, as in English; after a topic particle ("스타일은 arttoru 로") it follows, as after "estilo"
 UNSPACED_KINDS = {"로라": "lora", "스타일": "style", "화풍": "style", "임베딩": "embedding", "风格": "style",
                    "画风": "style", "スタイル": "style", "ロラ": "lora"}  # fmt: skip
-_PARTICLES = "로|으로|를|을|에|에서|도|랑|와|과|의|이|가|で|を|が|に|も|の"
+_KIND_PARTICLES = "로|으로|를|을|에|에서|도|랑|와|과|의|이|가|で|を|が|に|も|の"
 _TOPIC_PARTICLES = "은|는|は"
 _UNSPACED_KIND = re.compile(
-    rf"^(?P<kind>{'|'.join(UNSPACED_KINDS)})(?:(?P<topic>{_TOPIC_PARTICLES})|(?:{_PARTICLES}))?$"
+    rf"^(?P<kind>{'|'.join(UNSPACED_KINDS)})(?:(?P<topic>{_TOPIC_PARTICLES})|(?:{_KIND_PARTICLES}))?$"
 )
 
 
@@ -131,11 +131,9 @@ _DESCRIPTION_FILLER = frozenset(
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
-_ONE = frozenset("one version".split())
+_ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 # what a creator did to a model, said after their handle ("alicefir made a ... lora", "den2 did a chibi lora")
-_MADE_IT = frozenset(
-    "made did trained created uploaded posted released shared".split()
-)  # "the h_madoka one": the version a creator made
+_MADE_IT = frozenset("made did trained created uploaded posted released shared".split())
 # what was done to the picture's things before "by" ("lit by blue flames", "surrounded by wolves"): what did it is
 # in the picture, not a creator; making verbs keep theirs ("trained by", "drawn by")
 _DONE_IRREGULAR = frozenset("lit shot seen held worn hit struck caught ridden driven eaten bitten cut torn".split())
@@ -853,7 +851,7 @@ _MAKER_BEFORE = re.compile(
     r"(?=(?P<latin>[A-Za-z])?\S)"
 )
 
-
+# a kind word written right after a particle ("DaisyのLoRA"): the handle before it names the model
 _KIND_NEXT = re.compile(r"(?i)(?:lora|locon|lycoris|embedding|ti|model)\b")
 
 

@@ -186,6 +186,7 @@ def by_time(cache: CardCache, intent: Intent, reference: Reference) -> Ranking:
 
 
 def _time_of(card: StoredCheckpoint, by: str) -> dt.datetime | None:
+    """When the card was created, or last used (``by``)."""
     return card.last_used_at if by == "used" else card.created_at
 
 

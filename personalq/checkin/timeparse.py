@@ -10,6 +10,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import dateparser
@@ -197,29 +198,26 @@ def _explicit_days(lowered: str, now: dt.datetime, found: _Found) -> None:
             if parsed is None:
                 continue
             if year is None:  # a day without a year: that day in any year
-                windows = []
-                for y in _years(now):
-                    try:
-                        day = dt.date(y, parsed.month, parsed.day)
-                    except ValueError:
-                        continue
-                    if dt.datetime(y, day.month, day.day) <= now:
-                        windows.append(_day_window(day))
-                found.add(windows, m.span())
+                found.add(_day_in(_years(now), parsed.month, parsed.day, now), m.span())
             else:
                 found.add([_day_window(parsed.date())], m.span())
     # Chinese and Japanese write a day as month 月 day 日 (号), its year before it as 年: "1月3日", "2023年3月6日"
     for m in _CJK_DAY.finditer(lowered):
         years = [int(m["year"])] if m["year"] else _years(now)
-        windows = []
-        for y in years:
-            try:
-                day = dt.date(y, int(m["month"]), int(m["day"]))
-            except ValueError:
-                continue
-            if dt.datetime(y, day.month, day.day) <= now:
-                windows.append(_day_window(day))
-        found.add(windows, m.span())
+        found.add(_day_in(years, int(m["month"]), int(m["day"]), now), m.span())
+
+
+def _day_in(years: Iterable[int], month: int, day: int, now: dt.datetime) -> list[Window]:
+    """That day of each of ``years`` up to ``now``; none where the date does not exist ("February 30")."""
+    windows = []
+    for year in years:
+        try:
+            date = dt.date(year, month, day)
+        except ValueError:
+            continue
+        if dt.datetime(year, month, day) <= now:
+            windows.append(_day_window(date))
+    return windows
 
 
 _CJK_DAY = re.compile(r"(?:(?P<year>(?:19|20)\d{2})\s*年\s*)?(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*[日号號]")
