@@ -251,18 +251,17 @@ class SelectionIndex:
         lists_versions = self._names_listing_versions(per_card, repeats, self.family_of, common_label)
         families_with: dict[str, set[str]] = defaultdict(set)
         named_by: dict[str, set[str]] = defaultdict(set)  # families with the token in an identity field
+        named_in: dict[str, set[str]] = defaultdict(set)  # families with the token in their name
         for i, fields in enumerate(per_card):
             for field, tokens in fields.items():
                 for token in tokens:
                     families_with[token].add(self.family_of[i])
                     if FIELD_WEIGHTS[field] >= STRONG_FIELD:
                         named_by[token].add(self.family_of[i])
+                    if field == "name":
+                        named_in[token].add(self.family_of[i])
         families = max(1, len(set(self.family_of)))
         # the words of one model's name alone ("sussurro" of "明日方舟-苏苏洛 Arknights-Sussurro 1.0")
-        named_in: dict[str, set[str]] = defaultdict(set)
-        for i, fields in enumerate(per_card):
-            for token in fields["name"]:
-                named_in[token].add(self.family_of[i])
         self._sole_name_words = {t for t, f in named_in.items() if len(f) == 1}
         self.idf = {t: _idf(families, len(f)) for t, f in families_with.items()}
         # "painting" names two models and is the style of forty: as a name it is rare, as a style common

@@ -42,13 +42,15 @@ from personalq.repository.card import StoredCheckpoint
 CONTENT_WEIGHT = 0.5
 # kind words in Russian, in the cases a request puts them ("с лорой", "лору"), and "style" in Spanish, Portuguese
 # and Italian ("estilo morino-hon"): the model's name follows them
-_FOLLOWED_BY_NAME = frozenset(
-    "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью стиль стиле стилем стиля "
-    "estilo stile façon".split()
-)
-# "style" in Russian names the model after it only when that is written in Latin letters ("стиль toxxy"): "в стиле
-# Дмитрия Сергеева" says the artist's name inflected, as the picture's words would
+# ("style" in Russian names the model after it only when that is written in Latin letters, "стиль toxxy": "в стиле
+# Дмитрия Сергеева" says the artist's name inflected, as the picture's words would)
 _STYLE_IN_RUSSIAN = frozenset("стиль стиле стилем стиля".split())
+_FOLLOWED_BY_NAME = (
+    frozenset(
+        "лора лору лоры лорой лоре эмбеддинг эмбеддинга эмбеддингом модель модели моделью estilo stile façon".split()
+    )
+    | _STYLE_IN_RUSSIAN
+)
 _DRESSING = frozenset("wearing using".split())  # verbs whose object may be a model ("wearing floral bow heels")
 _FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French says the style before its name
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
@@ -1685,12 +1687,15 @@ _AROUND = 3  # the most words of a name on either side of a word inside it
 def _inside_a_name(text: str, runs: list, i: int, spells: Callable[[str], bool]) -> bool:
     """Is run ``i`` inside the words of a model's name, spelled whole with words before and after it and only
     spaces between ("medieval style armor suit")?"""
-    spaced = [k for k in range(len(runs) - 1) if text[runs[k][1] : runs[k + 1][0]] == " "]
+
+    def spaced(k: int) -> bool:  # only a space between runs k and k + 1
+        return text[runs[k][1] : runs[k + 1][0]] == " "
+
     for first in range(max(0, i - _AROUND), i):
         for last in range(i + 1, min(len(runs), i + _AROUND + 1)):
             if runs[last][2][0] in KIND_WORDS:
                 break  # "tokiame style lora": the name ends at the kind words
-            if all(k in spaced for k in range(first, last)) and spells(text[runs[first][0] : runs[last][1]]):
+            if all(map(spaced, range(first, last))) and spells(text[runs[first][0] : runs[last][1]]):
                 return True
     return False
 
