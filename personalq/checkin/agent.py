@@ -49,6 +49,7 @@ from personalq.checkin.rewrite import is_negative_embedding, prompt_trigger_for,
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.small_talk import without_small_talk
+from personalq.checkin.spelling import as_typed, mend
 from personalq.checkin.strength import STRENGTH_KEY
 from personalq.checkin.tokens import squash, words
 from personalq.repository.card import GENERIC_TAGS
@@ -330,9 +331,21 @@ _LEFT_LEADING = re.compile(rf"(?i)\s+{_LEADING_INTO}$")
 _BRACKET_PARTICLE = re.compile(r"([)\]])\s*[の的]\s*(?=[A-Za-z])")
 
 
+SHOUTED_SHARE = 0.8  # of a request's cased letters in capitals: it is typed in capitals, which tell nothing
+
+
+def _unshouted(text: str) -> str:
+    """A request typed in capitals read in small letters: capitals there mark neither names, possessives ("EDG'S
+    NANOSUIT") nor CamelCase words, and CLIP reads the prompt in small letters anyway."""
+    cased = [c for c in text if c.isupper() or c.islower()]
+    upper = sum(c.isupper() for c in cased)
+    return text.lower() if len(cased) >= 12 and upper >= SHOUTED_SHARE * len(cased) else text
+
+
 def _clean(text: str) -> str:
     # the prompt writer marks where a name stood with SLOT, so no request may carry one of its own
     text = " ".join(SLOT_RANGE.sub(" ", unicodedata.normalize("NFKC", text or "")).split())
+    text = _unshouted(text)
     text = _TITLE_PERIOD.sub(r"\1", text)
     text = _CONNECTOR_TYPO.sub(lambda m: _CONNECTOR_TYPOS[m.group().lower()], text)
     text = _AT_SHORT.sub("at", text)
@@ -405,6 +418,7 @@ class CheckIn:
         now = now or dt.datetime.now()
         self.cache.refresh()
         index = self.cache.index()
+        query, mended = mend(query, index.says)
         query = re.sub(r"\s*,(?:\s*,)+", ",", " ".join(query.split())).strip(" ,")
         query = origin_first(query)
         query = makers_in_english(query, index.is_creator, index.only_creator)
@@ -438,7 +452,20 @@ class CheckIn:
                 weight=said,
                 negative=negative,
             )
+        result = self._as_typed(result, mended)
         result.latency_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def _as_typed(self, result: CheckinResult, typed: list[tuple[str, str]]) -> CheckinResult:
+        """``result`` with its prompt saying the words read mended as the person typed them; a question's session
+        keeps them for the prompt its answer gets."""
+        if not typed:
+            return result
+        if result.prompt:
+            result.prompt = as_typed(result.prompt, typed)
+        if result.status == "clarify" and result.session:
+            row, state = self.store.load(result.session)
+            self.store.update(result.session, row.status, state.model_copy(update={"typed": typed}))
         return result
 
     def answer(self, session_id: str, text: str) -> CheckinResult:
@@ -448,6 +475,7 @@ class CheckIn:
         text = network_tags(without_small_talk(_clean(text)))[0]
         row, state = self.store.load(session_id)
         self.cache.refresh()
+        text, mended = mend(text, self.cache.index().says)
         remaining = self.cache.get_many(state.candidate_ids)
         chosen_ids = self._match_option(text, state.options)
         intent, reference = self._understand(text, row.now)
@@ -492,6 +520,7 @@ class CheckIn:
                 negative=state.negative,
                 contenders=remaining,
             )
+        result = self._as_typed(result, [*state.typed, *mended])
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 

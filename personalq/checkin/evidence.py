@@ -632,6 +632,10 @@ class SelectionIndex:
         """The positions of the cards a creator made, by the words of their handle ("reevemusk")."""
         return sorted({int(i) for form in forms for i in self._made_by.get(form, ())})
 
+    def says(self, word: str) -> bool:
+        """Is ``word`` exactly a word some card is called, triggered or tagged by, or one of its creator's?"""
+        return word in self.name_idf or word in self._creators
+
     def names_one_model(self, word: str) -> bool:
         """Is ``word`` a word of one model's name and of no other's ("sussurro", "kogatan")?"""
         return squash(word) in self._sole_name_words

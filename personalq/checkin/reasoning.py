@@ -216,12 +216,15 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
         banned = set(intent.excluded)
         # a version written as one label writes it rules out that one, not a sibling that numbers it the same
         scope = next((f for f in ("written", "label", "file") if any(_excluded(c, banned, f) for c in cards)), "all")
-        steps.append(
-            (
-                f"every candidate is {' or '.join(sorted(banned))}",
-                lambda c: not _excluded(c, banned, scope),
+        # a word only tags or descriptions carry rules out some candidates, never the only ones left: "webcam
+        # screenshot lora, not the cctv embedding" rules out another model, not the one tagged "cctv" it names
+        if scope != "all" or not all(_excluded(c, banned, scope) for c in cards):
+            steps.append(
+                (
+                    f"every candidate is {' or '.join(sorted(banned))}",
+                    lambda c: not _excluded(c, banned, scope),
+                )
             )
-        )
     if intent.version_parts:
         label = ".".join(str(p) for p in intent.version_parts)
         # a bare decimal may be the name's own ("Hamunaptra Style 2.1"), not a version ("RFKTR's Bontrex v1.5")
@@ -922,6 +925,8 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
         used = [c for c in cards if c.last_used_at]
         cards = [max(used, key=lambda c: c.last_used_at)] if used else cards
     cards = _by_order(intent, cards)
+    if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1:
+        cards = _labels_written(intent.text, cards) or cards
     if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1 and cards[0].description:
         # versions of one model: what its description says of each may be what the request picks by
         talked = bool(intent.talk_spans) or "版" in intent.text or "バージョン" in intent.text
@@ -929,6 +934,26 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
     if len(cards) == 1:
         return Decision("selected", cards)
     return Decision("clarify", cards, f"{len(cards)} checkpoints fit: {intent.describe() or _what(ranking)}")
+
+
+def _label_form(text: str) -> str:
+    """A label as compared with what a request writes: small letters, single spaces, no "v" before its number."""
+    return re.sub(r"(?<![^\W\d_])v(?=\d)", "", " ".join(text.casefold().split()))
+
+
+def _labels_written(text: str, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint] | None:
+    """The versions among ``cards`` whose label of two numbers the request writes out whole ("the 2.1 - 1.1 update"
+    of "2.1 - 1.1" beside "2.1 - 1.0", which the version number read alone takes as "2.1"), unless that is all; a
+    label of one number is the version number's to read ("v1.2" may be "v1.2R" too)."""
+    said = _label_form(text)
+    written = [
+        c
+        for c in cards
+        if c.version
+        and len(re.findall(r"\d+(?:\.\d+)*", c.version)) >= 2
+        and re.search(rf"(?<![\w.]){re.escape(_label_form(c.version))}(?![\w.]|\.\d)", said)
+    ]
+    return written if 0 < len(written) < len(cards) else None
 
 
 def narrow(intent: Intent, ranking: Ranking) -> Decision:

@@ -230,7 +230,7 @@ _ASKED_WITH = (
 )
 # "use" in several languages, said before what to use ("usa l'embedding di coraline")
 _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai".split())
-_UNDERSCORES = re.compile(r"_*")
+_HANDLE_END = re.compile(r"_*(?:(?:가|이|의|が|の|的)(?!\w))?")  # a handle's underscores, or the particle on it
 # articles ("usando a lora ...", "finns det en embedding ...": no English "a", and no word of a name)
 _ARTICLES = frozenset("a o un una uno une um uma en ett ein eine einen een".split())
 _USING = _USE | frozenset("using usando utilizando utilizzando".split())  # "usando a lora better pantyhose"
@@ -252,6 +252,7 @@ _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
+MIN_HANDLE = 4  # letters of the shortest creator's handle read as one wherever it stands ("zakp", not "ai")
 VERB_NAME_WORDS = 3  # the most words of a model's name that may open with an action word ("mix pattern")
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|+\-–—/\\\n，。、；：！？（）「」]")
 # between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")
@@ -707,6 +708,22 @@ def read_reference(
             forward(i)
             if only_creators(owner) and phrase - {i}:
                 makers.update(_joined_runs(text, runs, i))  # "h_madoka's": the whole handle made it
+    for i in range(len(runs)):
+        # a handle only a creator has, however it is said ("SRestia가 올린 Eula 로라로", "eula (JackSpring)", "bulma
+        # (zetaworks's lora)"): who made the model, never a word of its name; a word of any language ("alchemist's
+        # shop") is the picture's, and an owner outside brackets is read above ("konyconi's 9MB lora")
+        if i in makers or (i > 0 and text[runs[i - 1][1] : runs[i][0]] == "_"):
+            continue
+        handle_runs = _joined_runs_on(text, runs, i)
+        handle = _joined_on(text, runs, i)
+        bracketed = _in_brackets(text, runs[i][0])
+        if (
+            len(handle) >= MIN_HANDLE
+            and only_creators(handle)
+            and is_coined(handle)
+            and (bracketed or not _possessive(text, runs[handle_runs[-1]]))
+        ):
+            makers.update(handle_runs)
     if version is None and base is not None and not any(KIND_WORDS.intersection(f) for _, _, f in tokenized):
         version = base
     label_runs: set[int] = set()
@@ -793,8 +810,8 @@ def read_reference(
     series = {k for i in series_runs for k in run_to_words.get(i, ())}
     label_tail = {k for i in label_runs for k in run_to_words.get(i, ())}
     phrase_spans = [runs[i][:2] for i in sorted(markers - phrase - makers)]
-    # each handle whole: "h_madoka's", and "hikki_" with the underscore it ends in
-    phrase_spans += [(runs[min(g)][0], _UNDERSCORES.match(text, runs[max(g)][1]).end()) for g in _groups(makers)]
+    # each handle whole: "h_madoka's", "hikki_" with the underscore it ends in, "SRestia가" with its particle
+    phrase_spans += [(runs[min(g)][0], _HANDLE_END.match(text, runs[max(g)][1]).end()) for g in _groups(makers)]
     maker_words = [  # each handle whole, as written and squashed ("h_madoka", "hmadoka")
         QueryWord((handle, squash(handle), *words_in(handle)), group[-1], CONTENT_WEIGHT)
         for group in _groups(makers)
@@ -1312,7 +1329,7 @@ def _rare_names_inside(
         # "specter from arknights", "mumei lora (hololive council)": where a name is from ("backdrop from
         # apocalypseengine" names a model's role)
         after_from = lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)
-        bracketed = text.rfind("(", 0, runs[i][0]) > text.rfind(")", 0, runs[i][0])
+        bracketed = _in_brackets(text, runs[i][0])
         # in brackets a name may be where one is from ("(hololive council)"); a trained word never is ("(bodygrammps)")
         rare = (lambda said: False) if bracketed else spells_rare
         if not after_from and _lone_name(text, runs, lone, taken, rare, owns_trigger):  # marked clauses too
@@ -1819,6 +1836,11 @@ def _done_to(lowered: list[str], i: int) -> bool:
 def _done(word: str) -> bool:
     """Does ``word`` say what was done ("lit", "painted"), a participle, not a name's word?"""
     return word in _DONE_IRREGULAR or (len(word) > 4 and word.endswith("ed"))
+
+
+def _in_brackets(text: str, at: int) -> bool:
+    """Does position ``at`` of ``text`` stand inside round brackets ("mumei lora (hololive council)")?"""
+    return text.rfind("(", 0, at) > text.rfind(")", 0, at)
 
 
 def _possessive(text: str, run: tuple[int, int, list[str]]) -> bool:

@@ -88,6 +88,19 @@ GENERIC_TAGS = re.compile(
 )
 
 
+_EMPHASIS = re.compile(r"\((?P<tag>[^()]+?)(?::\s*[\d.]+)?\)")  # WebUI's "(eula:1.2)": the tag, weighed up
+
+
+def _unwrapped(tag: str) -> str:
+    """A tag out of the WebUI emphasis a tag list put it in: "(eula:1.2)" -> "eula", and "(eula" -> "eula" where the
+    brackets wrapped the whole list ("(eula, youla, /genshin impact/)"); "sugimori ken (style)" keeps its own."""
+    if m := _EMPHASIS.fullmatch(tag):
+        return m.group("tag").strip()
+    if tag.count("(") != tag.count(")"):
+        return tag.strip("()").strip()
+    return tag
+
+
 def prompt_trigger(trained: str) -> str:
     """One trained word as an image prompt takes it: WebUI network tags (``<lora:name:1>``) dropped, WebUI escapes
     undone (``sugimori ken \\(style\\)`` -> ``sugimori ken (style)``), and of a tag list ("hmmisaki, 1girl, long hair,
@@ -99,7 +112,7 @@ def prompt_trigger(trained: str) -> str:
     tag = _WEBUI_NETWORK.search(trained or "")
     if not text.strip() and tag and re.fullmatch(r"[^\W\d_]+(?:[ _][^\W\d_]+)*", tag.group("name").strip()):
         text = tag.group("name").replace("_", " ")
-    tags = [" ".join(tag.split()) for tag in text.split(",")]
+    tags = [_unwrapped(" ".join(tag.split())) for tag in text.split(",")]
     tags = [tag for tag in tags if tag]
     return next((tag for tag in tags if not GENERIC_TAGS.match(tag)), tags[0] if tags else "")
 

@@ -1,0 +1,88 @@
+"""Everyday words typed with one slip ("healnig", "fberuary", "everyhting", "pinchin") read as the word meant.
+
+A word no language's list has and no card says is otherwise read as a name the repository lacks, so a misspelt scene
+word ("mercy from overwatch healnig a soldier") turns a request into a search for a model called "healnig". A word
+mends only to a common English word one slip away (two letters swapped, one dropped, one doubled or stray), or to a
+rarer one some card says ("kinrded" of League of Legends' Kindred); a name near a rare word stays ("mudrock" is no
+"murdock"). Substitutions stay as typed, since a changed letter is as often a name ("froppy", not "floppy"). The image
+prompt keeps the word as typed: the person's words are theirs to correct.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable
+from functools import lru_cache
+
+from wordfreq import zipf_frequency
+
+from personalq.checkin.tokens import REQUEST_LANGUAGES
+
+MIN_LENGTH = 5  # shorter words have too many neighbours one slip away ("lira", "lorra")
+TYPED_ZIPF = 1.5  # a word typed rarer than this in every request language is no word people write
+MEANT_ZIPF = 3.5  # the word meant is a common English word ("teasing"), not a name that happens to be near ("murdock")
+NAMED_ZIPF = 3.0  # ... or an English word at all that some card says ("kindred", "lolita")
+MEANT_GAP = 1.5  # ... and a hundred times as common as the typo, which common typos themselves are in wordfreq's lists
+
+_WORD = re.compile(r"(?<![\w'’@#:/._-])[A-Za-z]{%d,}(?![\w'’:/_-]|\.\w)" % MIN_LENGTH)
+
+
+def _slips(word: str) -> set[str]:
+    """The words ``word`` would be with its one slip undone: letters swapped back, a dropped letter put back, a
+    stray one taken out."""
+    swapped = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    stray = {word[:i] + word[i + 1 :] for i in range(len(word))}
+    dropped = {word[:i] + c + word[i:] for i in range(len(word) + 1) for c in string.ascii_lowercase}
+    return (swapped | stray | dropped) - {word}
+
+
+def _unknown(word: str) -> bool:
+    return all(zipf_frequency(word, lang) < TYPED_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
+
+
+@lru_cache(maxsize=4096)
+def _near_words(word: str) -> tuple[tuple[float, str], ...]:
+    """The English words one slip from ``word`` (lower case) that are far commoner than it, commonest first; none
+    when ``word`` is itself a word of some request language."""
+    if len(word) < MIN_LENGTH or not _unknown(word):
+        return ()
+    floor = zipf_frequency(word, "en") + MEANT_GAP
+    near = [(zipf_frequency(c, "en"), c) for c in _slips(word)]
+    return tuple(sorted(((z, c) for z, c in near if z >= max(NAMED_ZIPF, floor)), reverse=True))
+
+
+def meant(word: str, says: Callable[[str], bool] = lambda _: False) -> str | None:
+    """The word ``word`` (lower case) is a one-slip typo of: a common English word, or a rarer one (a name like
+    "kindred", "lolita") that some card ``says``; ``None`` when it is a word itself or none is near."""
+    for zipf, candidate in _near_words(word):
+        if zipf >= MEANT_ZIPF or says(candidate):
+            return candidate
+    return None
+
+
+def mend(text: str, says: Callable[[str], bool]) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with each typo of a common English word written right, unless some card ``says`` the word as typed
+    (a model's name, trigger or creator: "nanosiut" may be one), and the (meant, typed) pairs mended, in order."""
+    fixes: list[tuple[str, str]] = []
+
+    def fixed(m: re.Match) -> str:
+        typed = m.group(0)
+        if says(typed.lower()) or (word := meant(typed.lower(), says)) is None:
+            return typed
+        word = word.capitalize() if typed[0].isupper() else word
+        fixes.append((word, typed))
+        return word
+
+    return _WORD.sub(fixed, text), fixes
+
+
+def as_typed(prompt: str, fixes: list[tuple[str, str]]) -> str:
+    """``prompt`` with the words :func:`mend` mended back as the person typed them: reading the request needs the
+    word meant, the picture keeps what the person wrote."""
+    for word, typed in fixes:
+        prompt = re.sub(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", lambda _, t=typed: t, prompt, count=1)
+    return prompt
+
+
+__all__ = ["as_typed", "meant", "mend"]
