@@ -28,7 +28,7 @@ CARDS = [
          triggers=["streetph"], created_at="2023-01-01"),
     dict(card_id="street-night", family="street", version="v2", name="Street photo", tags=["photo", "night"],
          triggers=["streetph"], created_at="2023-02-01"),
- dict(card_id="bulma-tnp", name="[justTNP] Bulma | Dragon Ball", tags=["character"], triggers=["bulma"],
+    dict(card_id="bulma-tnp", name="[justTNP] Bulma | Dragon Ball", tags=["character"], triggers=["bulma"],
          creator="justTNP"),
     dict(card_id="bulma-other", name="Bulma (Dragon Ball Z)", tags=["character"], triggers=["bulmadbz"],
          creator="zetaworks"),

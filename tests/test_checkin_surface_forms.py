@@ -82,7 +82,7 @@ def test_one_slip_from_a_common_word_is_that_word(typed, word):
         "lora",
     ],
 )
-def test_names_words_of_other_languages_and_short_words_stay(typed):
+def test_names_words_people_write_and_short_words_stay(typed):
     assert meant(typed) is None
 
 

@@ -23,7 +23,7 @@ MIN_LENGTH = 5  # shorter words have too many neighbours one slip away ("lira", 
 TYPED_ZIPF = 1.5  # a word typed rarer than this in every request language is no word people write
 MEANT_ZIPF = 3.5  # the word meant is a common English word ("teasing"), not a name that happens to be near ("murdock")
 NAMED_ZIPF = 3.0  # ... or an English word at all that some card says ("kindred", "lolita")
-MEANT_GAP = 1.5  # ... and a hundred times as common as the typo, which common typos themselves are in wordfreq's lists
+MEANT_GAP = 1.5  # ... and some thirty times as common as the typo: common typos are in wordfreq's lists too
 
 _WORD = re.compile(r"(?<![\w'’@#:/._-])[A-Za-z]{%d,}(?![\w'’:/_-]|\.\w)" % MIN_LENGTH)
 
