@@ -90,12 +90,24 @@ def test_a_rarer_word_is_meant_when_a_card_says_it():
     assert meant("kinrded", says={"kindred"}.__contains__) == "kindred"
 
 
-def test_mend_keeps_capitals_handles_and_tags_and_says_what_it_mended():
-    assert mend("Healnig with @everyhting and <lora:everyhting:0.5>", lambda w: False) == (
-        "Healing with @everyhting and <lora:everyhting:0.5>",
-        [("Healing", "Healnig")],
+def test_mend_keeps_handles_links_and_addresses_and_says_what_it_mended():
+    assert mend("Healnig with @everyhting, ?q=everyhting and everyhting@x.com", lambda w: False) == (
+        "Healing with @everyhting, ?q=everyhting and everyhting@x.com",
+        [("Healing", "Healnig", 0)],
     )
 
 
-def test_the_prompt_gets_the_words_back_as_typed():
-    assert as_typed("a healing potion, healing", [("healing", "healnig")]) == "a healnig potion, healing"
+def test_the_prompt_gets_each_word_back_where_it_was_typed():
+    text, fixes = mend("a priestess healnig a knight, healing light", lambda w: False)
+    assert text == "a priestess healing a knight, healing light"
+    # a trigger before the scene says the word too: the scene's own is the one typed
+    assert as_typed("healing magic, a priestess healing a knight, healing light", fixes) == (
+        "healing magic, a priestess healnig a knight, healing light"
+    )
+
+
+def test_an_answers_typo_stays_out_of_the_prompt(checkin):
+    asked = checkin.ask("houshou marine healing a sailor on a ship's deck", NOW)
+    answered = checkin.answer(asked.session, "the healnig one from fberuary")
+    assert (answered.status, answered.checkpoint_id) == ("selected", "marine-feb")
+    assert answered.prompt == "a houshou marine healing a sailor on a ship's deck"

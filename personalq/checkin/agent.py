@@ -49,10 +49,10 @@ from personalq.checkin.rewrite import is_negative_embedding, prompt_trigger_for,
 from personalq.checkin.roles import role_of
 from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.small_talk import without_small_talk
-from personalq.checkin.spelling import as_typed, mend
+from personalq.checkin.spelling import Fix, as_typed, mend
 from personalq.checkin.strength import STRENGTH_KEY
 from personalq.checkin.tokens import squash, words
-from personalq.repository.card import GENERIC_TAGS
+from personalq.repository.card import GENERIC_TAGS, WEBUI_EMPHASIS
 from personalq.repository.service import Repository, StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
 
@@ -105,9 +105,7 @@ def _numbered_names(text: str, spells: Callable[[str], bool]) -> list[tuple[int,
     return found
 
 
-# one item of a tag prompt, WebUI emphasis aside: "(masterpiece:1.2)" is "masterpiece"
-_TAG_ITEM = re.compile(r"[^,]+")
-_EMPHASIS = re.compile(r"^[\s(\[{]*(?P<tag>[^():\[\]{}]*?)(?::\s*[\d.]+)?[\s)\]}]*$")
+_TAG_ITEM = re.compile(r"[^,]+")  # one item of a tag prompt
 
 
 def _boilerplate(text: str) -> list[tuple[int, int]]:
@@ -115,7 +113,7 @@ def _boilerplate(text: str) -> list[tuple[int, int]]:
     "1girl"): the picture's, never a model's name, though a tag-list trigger may list them."""
     found = []
     for item in _TAG_ITEM.finditer(text):
-        m = _EMPHASIS.match(item.group())
+        m = WEBUI_EMPHASIS.match(item.group())
         if m and GENERIC_TAGS.match(" ".join(m.group("tag").split())):
             found.append(item.span())
     return found
@@ -456,7 +454,7 @@ class CheckIn:
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _as_typed(self, result: CheckinResult, typed: list[tuple[str, str]]) -> CheckinResult:
+    def _as_typed(self, result: CheckinResult, typed: list[Fix]) -> CheckinResult:
         """``result`` with its prompt saying the words read mended as the person typed them; a question's session
         keeps them for the prompt its answer gets."""
         if not typed:
@@ -475,7 +473,7 @@ class CheckIn:
         text = network_tags(without_small_talk(_clean(text)))[0]
         row, state = self.store.load(session_id)
         self.cache.refresh()
-        text, mended = mend(text, self.cache.index().says)
+        text = mend(text, self.cache.index().says)[0]  # the answer picks; the prompt is the request's
         remaining = self.cache.get_many(state.candidate_ids)
         chosen_ids = self._match_option(text, state.options)
         intent, reference = self._understand(text, row.now)
@@ -520,7 +518,7 @@ class CheckIn:
                 negative=state.negative,
                 contenders=remaining,
             )
-        result = self._as_typed(result, [*state.typed, *mended])
+        result = self._as_typed(result, state.typed)
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -530,7 +528,9 @@ class CheckIn:
         """The embeddings a negative prompt names by their trained word, each an item of its own ("blurry, ngng00"):
         written there, the word is how the WebUI applies the embedding, so it is part of the picture's set."""
         index = self.cache.index()
-        found = (index.embedding_trained_on(_EMPHASIS.sub(r"\g<tag>", item).strip()) for item in negative.split(","))
+        found = (
+            index.embedding_trained_on(WEBUI_EMPHASIS.sub(r"\g<tag>", item).strip()) for item in negative.split(",")
+        )
         return list({card.id: card for card in found if card is not None}.values())
 
     @staticmethod

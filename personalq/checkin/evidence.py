@@ -633,7 +633,8 @@ class SelectionIndex:
         return sorted({int(i) for form in forms for i in self._made_by.get(form, ())})
 
     def says(self, word: str) -> bool:
-        """Is ``word`` exactly a word some card is called, triggered or tagged by, or one of its creator's?"""
+        """Is ``word`` exactly a word of some card's name, trigger, label, subject or creator (the fields that name a
+        model; tags and descriptions do not)?"""
         return word in self.name_idf or word in self._creators
 
     def names_one_model(self, word: str) -> bool:

@@ -937,8 +937,10 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
 
 
 def _label_form(text: str) -> str:
-    """A label as compared with what a request writes: small letters, single spaces, no "v" before its number."""
-    return re.sub(r"(?<![^\W\d_])v(?=\d)", "", " ".join(text.casefold().split()))
+    """A label as compared with what a request writes: small letters, single spaces, a dash between spaces, no "v"
+    before its number."""
+    spaced = re.sub(r"\s*-\s*", " - ", text.casefold())  # "2.1-1.1" as "2.1 - 1.1"
+    return re.sub(r"(?<![^\W\d_])v(?=\d)", "", " ".join(spaced.split()))
 
 
 def _labels_written(text: str, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint] | None:
@@ -951,7 +953,7 @@ def _labels_written(text: str, cards: list[StoredCheckpoint]) -> list[StoredChec
         for c in cards
         if c.version
         and len(re.findall(r"\d+(?:\.\d+)*", c.version)) >= 2
-        and re.search(rf"(?<![\w.]){re.escape(_label_form(c.version))}(?![\w.]|\.\d)", said)
+        and re.search(rf"(?<![\w.]){re.escape(_label_form(c.version))}(?!\w|\.\d)", said)
     ]
     return written if 0 < len(written) < len(cards) else None
 

@@ -252,7 +252,7 @@ _ASKED = frozenset("you u to please pls plz just".split())  # "can you make ..."
 # a version number marks the words before it as the name ("klockworkspider v2 ...") and a short clause
 # tail after it as the version's label ("tekakutli dinosaurs V9 paint")
 LABEL_TAIL = 2
-MIN_HANDLE = 4  # letters of the shortest creator's handle read as one wherever it stands ("zakp", not "ai")
+MIN_HANDLE = 4  # characters of the shortest creator's handle read as one wherever it stands ("zakp", not "ai")
 VERB_NAME_WORDS = 3  # the most words of a model's name that may open with an action word ("mix pattern")
 _BOUNDARY = re.compile(r"[,.;:!?()\[\]|+\-–—/\\\n，。、；：！？（）「」]")
 # between clauses: punctuation, or a dash set apart by spaces (not the hyphens inside "wcat8-v1-2000")

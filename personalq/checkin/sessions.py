@@ -38,7 +38,7 @@ class SessionState(BaseModel):
     weight: float | None = None  # the strength the request said of the model
     negative: str = ""  # the negative prompt the request carried
     parts: list[PartState] = []  # a composed picture's parts; the question is about the first undecided one
-    typed: list[tuple[str, str]] = []  # words read mended, (meant, as typed): the answer's prompt keeps them as typed
+    typed: list[tuple[str, str, int]] = []  # words read mended (spelling.Fix): the answer's prompt keeps them as typed
 
 
 class SessionNotFound(KeyError):

@@ -4,8 +4,10 @@ A word no language's list has and no card says is otherwise read as a name the r
 word ("mercy from overwatch healnig a soldier") turns a request into a search for a model called "healnig". A word
 mends only to a common English word one slip away (two letters swapped, one dropped, one doubled or stray), or to a
 rarer one some card says ("kinrded" of League of Legends' Kindred); a name near a rare word stays ("mudrock" is no
-"murdock"). Substitutions stay as typed, since a changed letter is as often a name ("froppy", not "floppy"). The image
-prompt keeps the word as typed: the person's words are theirs to correct.
+"murdock"). Substitutions stay as typed, since a changed letter is as often a name ("froppy", not "floppy"). A name
+the repository lacks that is one slip from a common word reads as that word ("nearl" as "near"), which costs that
+request its honest "no match" only when the word then finds a model. The image prompt keeps the word as typed: the
+person's words are theirs to correct.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ MEANT_ZIPF = 3.5  # the word meant is a common English word ("teasing"), not a n
 NAMED_ZIPF = 3.0  # ... or an English word at all that some card says ("kindred", "lolita")
 MEANT_GAP = 1.5  # ... and some thirty times as common as the typo: common typos are in wordfreq's lists too
 
-_WORD = re.compile(r"(?<![\w'’@#:/._-])[A-Za-z]{%d,}(?![\w'’:/_-]|\.\w)" % MIN_LENGTH)
+# a word on its own: not inside a handle, a file's name, a link or an address ("@healnig", "?q=healnig", "a@b.com")
+_WORD = re.compile(r"(?<![\w'’@#:/._=&?-])[A-Za-z]{%d,}(?![\w'’:/_@-]|\.\w)" % MIN_LENGTH)
 
 
 def _slips(word: str) -> set[str]:
@@ -61,28 +64,46 @@ def meant(word: str, says: Callable[[str], bool] = lambda _: False) -> str | Non
     return None
 
 
-def mend(text: str, says: Callable[[str], bool]) -> tuple[str, list[tuple[str, str]]]:
-    """``text`` with each typo of a common English word written right, unless some card ``says`` the word as typed
-    (a model's name, trigger or creator: "nanosiut" may be one), and the (meant, typed) pairs mended, in order."""
-    fixes: list[tuple[str, str]] = []
+Fix = tuple[str, str, int]  # (the word meant, as typed, how many times the meant word follows it in the text)
 
-    def fixed(m: re.Match) -> str:
+
+def _whole(word: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", re.IGNORECASE)
+
+
+def mend(text: str, says: Callable[[str], bool]) -> tuple[str, list[Fix]]:
+    """``text`` with each typo of a common English word written right, unless some card ``says`` the word as typed
+    (a model's name, trigger or creator: "nanosiut" may be one), and what was mended, in order."""
+    pieces: list[str] = []
+    mended: list[tuple[str, str, int]] = []  # (meant, typed, where it ends in the mended text)
+    last, length = 0, 0
+    for m in _WORD.finditer(text):
         typed = m.group(0)
         if says(typed.lower()) or (word := meant(typed.lower(), says)) is None:
-            return typed
+            continue
         word = word.capitalize() if typed[0].isupper() else word
-        fixes.append((word, typed))
-        return word
+        before = text[last : m.start()]
+        pieces += [before, word]
+        length += len(before) + len(word)
+        mended.append((word, typed, length))
+        last = m.end()
+    out = "".join(pieces) + text[last:]
+    # where a mended word stands, counted from the end: the prompt writer puts triggers before the scene, not after
+    return out, [(word, typed, len(_whole(word).findall(out, end))) for word, typed, end in mended]
 
-    return _WORD.sub(fixed, text), fixes
 
-
-def as_typed(prompt: str, fixes: list[tuple[str, str]]) -> str:
-    """``prompt`` with the words :func:`mend` mended back as the person typed them: reading the request needs the
-    word meant, the picture keeps what the person wrote."""
-    for word, typed in fixes:
-        prompt = re.sub(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", lambda _, t=typed: t, prompt, count=1)
+def as_typed(prompt: str, fixes: list[Fix]) -> str:
+    """``prompt`` with the words :func:`mend` mended back as the person typed them, each where it stands counted
+    from the prompt's end (a trigger before the scene may say the same word): reading the request needs the word
+    meant, the picture keeps what the person wrote."""
+    for k, (word, typed, after) in reversed(list(enumerate(fixes))):
+        restored_after = sum(1 for w, _, _ in fixes[k + 1 :] if w.lower() == word.lower())
+        found = list(_whole(word).finditer(prompt))
+        at = len(found) - 1 - (after - restored_after)
+        if 0 <= at < len(found):
+            m = found[at]
+            prompt = prompt[: m.start()] + typed + prompt[m.end() :]
     return prompt
 
 
-__all__ = ["as_typed", "meant", "mend"]
+__all__ = ["Fix", "as_typed", "meant", "mend"]

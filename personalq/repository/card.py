@@ -88,17 +88,14 @@ GENERIC_TAGS = re.compile(
 )
 
 
-_EMPHASIS = re.compile(r"\((?P<tag>[^()]+?)(?::\s*[\d.]+)?\)")  # WebUI's "(eula:1.2)": the tag, weighed up
+# one tag out of the WebUI emphasis around it: "(masterpiece:1.2)", "((eula))", "[eula]" are "masterpiece", "eula"
+WEBUI_EMPHASIS = re.compile(r"^[\s(\[{]*(?P<tag>[^():\[\]{}]*?)(?::\s*[\d.]+)?[\s)\]}]*$")
 
 
 def _unwrapped(tag: str) -> str:
-    """A tag out of the WebUI emphasis a tag list put it in: "(eula:1.2)" -> "eula", and "(eula" -> "eula" where the
-    brackets wrapped the whole list ("(eula, youla, /genshin impact/)"); "sugimori ken (style)" keeps its own."""
-    if m := _EMPHASIS.fullmatch(tag):
-        return m.group("tag").strip()
-    if tag.count("(") != tag.count(")"):
-        return tag.strip("()").strip()
-    return tag
+    """A tag out of the WebUI emphasis a tag list put it in ("(eula:1.2)"; "(eula" where the brackets wrapped the whole
+    list, "(eula, youla, /genshin impact/)"); "sugimori ken (style)" keeps its own brackets."""
+    return m.group("tag").strip() if (m := WEBUI_EMPHASIS.match(tag)) else tag
 
 
 def prompt_trigger(trained: str) -> str:
