@@ -425,7 +425,7 @@ class CheckIn:
         tagged = [self._tag_part(name, weight, now) for name, weight in tags]
         composition = compose(self.cache, intent, reference, self._decide, tagged)
         if composition is not None:
-            result = self._finish_composition(query, now, intent, reference, composition, negative)
+            result = self._finish_composition(query, now, intent, reference, composition, negative, mended)
         else:
             ranking = retrieve(self.cache, intent, reference)
             decision = self._decide(intent, ranking)
@@ -449,21 +449,18 @@ class CheckIn:
                 reading=(intent, ranking.reference),
                 weight=said,
                 negative=negative,
+                typed=mended,
             )
         result = self._as_typed(result, mended)
         result.latency_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _as_typed(self, result: CheckinResult, typed: list[Fix]) -> CheckinResult:
-        """``result`` with its prompt saying the words read mended as the person typed them; a question's session
-        keeps them for the prompt its answer gets."""
-        if not typed:
-            return result
-        if result.prompt:
+    @staticmethod
+    def _as_typed(result: CheckinResult, typed: list[Fix]) -> CheckinResult:
+        """``result`` with its prompt saying the words read mended as the person typed them (a question's session
+        keeps them, :attr:`SessionState.typed`, for the prompt its answer gets)."""
+        if typed and result.prompt:
             result.prompt = as_typed(result.prompt, typed)
-        if result.status == "clarify" and result.session:
-            row, state = self.store.load(result.session)
-            self.store.update(result.session, row.status, state.model_copy(update={"typed": typed}))
         return result
 
     def answer(self, session_id: str, text: str) -> CheckinResult:
@@ -517,6 +514,7 @@ class CheckIn:
                 weight=state.weight,
                 negative=state.negative,
                 contenders=remaining,
+                typed=state.typed,
             )
         result = self._as_typed(result, state.typed)
         result.latency_ms = (time.perf_counter() - started) * 1000
@@ -610,6 +608,7 @@ class CheckIn:
         weight: float | None = None,
         negative: str = "",
         contenders: list[StoredCheckpoint] = (),
+        typed: list[Fix] = (),
     ) -> CheckinResult:
         engine = self.reasoner.name
         if decision.status == "selected":
@@ -658,6 +657,7 @@ class CheckIn:
             scores={c.id: scores.get(c.id, 0.0) for c in decision.remaining},
             weight=weight,
             negative=negative,
+            typed=list(typed),
         )
         session_id = self._keep_question(session_id, query, now, state)
         return CheckinResult(
@@ -687,6 +687,7 @@ class CheckIn:
         reference: Reference,
         composition: Composition,
         negative: str,
+        typed: list[Fix] = (),
     ) -> CheckinResult:
         """A request naming several models: refused with the reason, a question about its first open part, or
         every part's checkpoint with the prompt that carries all their triggers."""
@@ -711,7 +712,9 @@ class CheckIn:
             for p in composition.parts
         ]
         scores = {r.card.id: r.total for p in composition.parts for r in p.ranking.candidates}
-        state = SessionState(prompt="", candidate_ids=[], options=[], scores=scores, negative=negative, parts=parts)
+        state = SessionState(
+            prompt="", candidate_ids=[], options=[], scores=scores, negative=negative, parts=parts, typed=list(typed)
+        )
         return self._composed(query, now, state, None, intent, reading=(intent, reference))
 
     def _tag_part(self, name: str, weight: float | None, now: dt.datetime) -> Part:

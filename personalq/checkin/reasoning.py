@@ -925,12 +925,12 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
         used = [c for c in cards if c.last_used_at]
         cards = [max(used, key=lambda c: c.last_used_at)] if used else cards
     cards = _by_order(intent, cards)
-    if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1:
+    if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1:  # versions of one model
         cards = _labels_written(intent.text, cards) or cards
-    if len(cards) > 1 and len({c.family or c.id for c in cards}) == 1 and cards[0].description:
-        # versions of one model: what its description says of each may be what the request picks by
-        talked = bool(intent.talk_spans) or "版" in intent.text or "バージョン" in intent.text
-        cards = by_notes(intent.text, cards, cards[0].description, model_name(cards[0]), talked)
+        if len(cards) > 1 and cards[0].description:
+            # what its description says of each may be what the request picks by
+            talked = bool(intent.talk_spans) or "版" in intent.text or "バージョン" in intent.text
+            cards = by_notes(intent.text, cards, cards[0].description, model_name(cards[0]), talked)
     if len(cards) == 1:
         return Decision("selected", cards)
     return Decision("clarify", cards, f"{len(cards)} checkpoints fit: {intent.describe() or _what(ranking)}")

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from wordfreq import zipf_frequency
 
-from personalq.checkin.tokens import REQUEST_LANGUAGES
+from personalq.checkin.tokens import is_word
 
 MIN_LENGTH = 5  # shorter words have too many neighbours one slip away ("lira", "lorra")
 TYPED_ZIPF = 1.5  # a word typed rarer than this in every request language is no word people write
@@ -40,15 +40,11 @@ def _slips(word: str) -> set[str]:
     return (swapped | stray | dropped) - {word}
 
 
-def _unknown(word: str) -> bool:
-    return all(zipf_frequency(word, lang) < TYPED_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
-
-
 @lru_cache(maxsize=4096)
 def _near_words(word: str) -> tuple[tuple[float, str], ...]:
     """The English words one slip from ``word`` (lower case) that are far commoner than it, commonest first; none
     when ``word`` is itself a word of some request language."""
-    if len(word) < MIN_LENGTH or not _unknown(word):
+    if len(word) < MIN_LENGTH or is_word(word, TYPED_ZIPF):
         return ()
     floor = zipf_frequency(word, "en") + MEANT_GAP
     near = [(zipf_frequency(c, "en"), c) for c in _slips(word)]

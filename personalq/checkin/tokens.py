@@ -233,10 +233,11 @@ def is_english_pair(word: str) -> bool:
 REQUEST_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl", "pl", "id")
 
 
-def is_word(word: str) -> bool:
+def is_word(word: str, zipf: float = ENGLISH_ZIPF) -> bool:
     """Is ``word`` a word of English or of a language requests come in ("marktplatz", "vigiando"), rather than a
-    name, which every language's text uses about as rarely ("misato", "bayonetta")?"""
-    return is_english(word) or any(zipf_frequency(word.lower(), lang) >= ENGLISH_ZIPF for lang in REQUEST_LANGUAGES)
+    name, which every language's text uses about as rarely ("misato", "bayonetta")? ``zipf`` as in
+    :func:`is_english`."""
+    return is_english(word, zipf) or any(zipf_frequency(word.lower(), lang) >= zipf for lang in REQUEST_LANGUAGES)
 
 
 EVERYDAY_ZIPF = 5.8  # a word this frequent in its language is one of its everyday words ("es", "gibt", "tu", "ada")
