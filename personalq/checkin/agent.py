@@ -51,7 +51,7 @@ from personalq.checkin.sessions import PartState, SessionState, SessionStore
 from personalq.checkin.small_talk import without_small_talk
 from personalq.checkin.spelling import Fix, as_typed, mend
 from personalq.checkin.strength import STRENGTH_KEY
-from personalq.checkin.tokens import squash, words
+from personalq.checkin.tokens import field_tokens, squash, words
 from personalq.repository.card import GENERIC_TAGS, WEBUI_EMPHASIS
 from personalq.repository.service import Repository, StoredCheckpoint
 from personalq.repository.weighted import DEFAULT_WEIGHT, MAX_CHECKPOINTS, MAX_WEIGHT, MIN_WEIGHT, WeightedId
@@ -726,11 +726,17 @@ class CheckIn:
         ranking = retrieve(self.cache, intent, reference)
         decision = self._decide(intent, ranking)
         # of several that fit, the one the tag's name is whole is the one its file is named for ("Pop_-_Style" is
-        # "Pop - Style", not "Japanese pop art style")
+        # "Pop - Style", not "Japanese pop art style"), else the one named by all its words ("kanata_konoe" is
+        # "Konoe Kanata", not a pack trained on it)
         if decision.status == "clarify":
-            whole = [card for card in decision.remaining if squash(model_name(card)) == squash(name)]
-            if len(whole) == 1:
-                decision = Decision("selected", whole, decision.reason)
+            said = set(words(name))
+            for named in (
+                [card for card in decision.remaining if squash(model_name(card)) == squash(name)],
+                [card for card in decision.remaining if said <= field_tokens(model_name(card))],
+            ):
+                if len(named) == 1:
+                    decision = Decision("selected", named, decision.reason)
+                    break
         return Part(set(), ranking, decision, weight, name=name)
 
     def _answer_part(

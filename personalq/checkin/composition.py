@@ -131,7 +131,23 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
         groups.append({k})
         after_connector = False
     groups += [set(names) for names in reference.listed]
-    return sorted(groups, key=min)
+    return _with_bracketed(text, reference, sorted(groups, key=min))
+
+
+def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
+    """``groups`` with one said in brackets right after another made part of it: "Kanna (Kobayashi-san LoRA)" names
+    one model by its character and where she is from."""
+    merged: list[set[int]] = []
+    for group in groups:
+        if merged:
+            end = reference.spans[max(merged[-1])][1]
+            start, stop = reference.spans[min(group)][0], reference.spans[max(group)][1]
+            opened = text[end:start].strip()
+            if opened == "(" and ")" in text[stop : stop + 8].split(",")[0] and "(" not in text[start:stop]:
+                merged[-1] = merged[-1] | group
+                continue
+        merged.append(set(group))
+    return merged
 
 
 def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
@@ -236,22 +252,40 @@ def _named_opening(
         # or a model's whole name, title or trained word ("saten ruiko" of a pack's "saten_ruiko")
         text = intent.text[span_of(reference, kept)[0] : span_of(reference, kept)[1]]
         if len(kept) == 1:  # a name, or the trained word of one model alone ("yingbody portrait by a window")
+            at = span_of(reference, kept)[0]
             alone = (
                 index.spells_rare_name(text)
                 or (index.owns_trigger(text) and is_coined(squash(text)))
-                or (index.names_one_model(text) and _said_as_name(intent.text, span_of(reference, kept)[0]))
+                or (index.names_one_model(text) and _said_as_name(intent.text, at))
             )
-            spelled = start == 0 and alone and _opens_alone(reference, ordered, text)
+            # (a creator's possessive before it says a model's name opens there: "dksdkffiwna's laffey half asleep")
+            owned = _OWNER_BEFORE.search(intent.text, 0, at)
+            made = owned is not None and _a_handle_said(index, owned.group(1))
+            spelled = start == 0 and alone and (made or _opens_alone(reference, ordered, text))
         else:
             spelled = index.spells_name(text) or index.spells_file(text)
         if not (rare or spelled):
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
         # the part is its kept words now: the maker said beside them is theirs ("la arix by mochainkz ...")
         as_kept = [kept if group == words else group for group in groups]
-        ranking = retrieve(cache, intent, _part_reference(reference, kept, as_kept))
+        part = _part_reference(reference, kept, as_kept)
+        # and a handle left over is who made it ("la mash kyrielight de justTNP qui ...")
+        handles = [reference.words[k] for k in sorted(words - kept) if _a_handle(index, reference.words[k])]
+        ranking = retrieve(cache, intent, replace(part, makers=part.makers + handles))
         if _names_model(cache, ranking, kept):
             return kept, ranking
     return None
+
+
+def _a_handle(index: SelectionIndex, word) -> bool:
+    """Is a request word a creator's handle as written, and no word of any language ("justtnp", not "art")?"""
+    return bool(index.made_by(word.forms)) and is_coined(word.forms[0])
+
+
+def _a_handle_said(index: SelectionIndex, said: str) -> bool:
+    """Is ``said`` (as written) a creator's handle and no English word ("dksdkffiwna", not "tom")?"""
+    handle = squash(said)
+    return bool(index.made_by((handle,))) and not is_english(handle)
 
 
 TRAINED_RUN_WORDS = 4  # the most words a joined trained word may be written as ("david moreno architecture")
@@ -320,12 +354,13 @@ _ARTICLE_BEFORE = re.compile(rf"(?i)\b(?:{_ARTICLE}|my\s+)(?:[^\W\d_]+\s+)?$")
 
 def _opens_alone(reference: Reference, ordered: list[int], said: str) -> bool:
     """May the first of ``ordered`` words, written ``said``, be a name alone: a word made up for a model, or one
-    English lacks before a word English lacks too ("alloutna'vi hunter crouching", "tomcat persiguiendo un ovillo";
-    "cowgirl sheriff on a porch" is the picture)?"""
+    English lacks before a word English lacks too or before what someone does ("alloutna'vi hunter crouching",
+    "tomcat persiguiendo un ovillo", "frieza knocked out in a crater"; "cowgirl sheriff on a porch" is the picture)?"""
     if len(said) < LONE_WORD_LETTERS or is_english(squash(said)):
         return False
     following = reference.words[ordered[1]].forms[0] if len(ordered) > 1 else ""
-    return is_coined(squash(said)) or not is_english(following)
+    doing = following.endswith(("ing", "ed")) and is_english(following)
+    return is_coined(squash(said)) or not is_english(following) or doing
 
 
 def _said_as_name(text: str, start: int) -> bool:
@@ -448,6 +483,7 @@ _DESCRIBED_KINDS = r"(?:lora|locon|lycoris|embedding|model)"
 _DESCRIBING_KIND = re.compile(rf"(?i)\s+{_DESCRIBED_KINDS}\s+(?:that|which)\s+")
 _DESCRIBED = re.compile(rf"(?i)\b{_DESCRIBED_KINDS}\s+(?:that|which|for|to)\s+$")
 _OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
+_OWNER_BEFORE = re.compile(r"([^\s'’]+)['’]s\s+$")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
 # a kind word before the name, as Romance languages put it: "con el lora de european towns", "le lora du ..."
 _KIND_OF = re.compile(
@@ -657,8 +693,8 @@ def _plain_words_of_many(part: Part, reference: Reference, spells: Callable[[str
     sunset, splashing water, ..." of a tag prompt), unmarked plain words said where the picture places something
     ("at midnight", "on the school rooftop"), or a name said of a thing of the picture ("liyue harbor at dusk";
     ``spells`` says whether words spell a model's name)? Scene words never make a part unless the request marks
-    them."""
-    if part.marked or part.decision.status == "no_match":
+    them; nor does a name someone is said to have made ("dksdkffiwna's laffey half asleep")."""
+    if part.marked or part.decision.status == "no_match" or part.ranking.reference.makers:
         return False
     first, last = min(part.words), max(part.words)
     start, end = reference.spans[first][0], reference.spans[last][1]

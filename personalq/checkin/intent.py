@@ -97,7 +97,9 @@ _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w
 # "the caftan armor one" too
 _VERSION_WORDS = re.compile(
     r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver|build)\b"
-    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:one|upload|file)\b(?!\s+(?:of|who|that|which)\b)",
+    r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:one|upload|file)\b(?!\s+(?:of|who|that|which)\b)"
+    # the word after it in the languages that say it so: "versão locon", "la versión chibi", "la version sans chapeau"
+    r"|\b(?:vers[ãa]o|versi[óo]n|versione|(?<=la\s)version)\s+(?P<after>[^\W\d_][\w'-]*)",
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
@@ -210,8 +212,8 @@ _LEAD = re.compile(
     r"^[\s¿¡]*(?:(?:ok(?:ay)?|so|hey|hi|hello|yo|um|uh|ugh|hmm|welp|oh|ah|well|alright|got|(?:do\s+)?(?:you|u)\s+(?:have|got)"
     # greetings of other languages ("hola!", "salut,", "oi!")
     r"|hola|salut|oi|ol[áa]|hallo|ciao|halo|hai|привет)\b[\s,.!]*)*"
-    r"(?:please\s+)?"
-    r"(?:(?:can|could|would) (?:you|u)\s+)?(?:please\s+)?"
+    r"(?:(?:please|pls|plz)\s+)?"
+    r"(?:(?:can|could|would) (?:you|u)\s+)?(?:(?:please|pls|plz)\s+)?"
     r"(?:generate|make|create|render|draw|paint|do|show me|give me|gimme|pull up|i want|i'd like|i would like|i need"
     r"|need|do i have|is there|are there|(?:can|could|may) (?:i|we) (?:get|have|see)|i'?d love|i would love|id like"
     r"|quiero|quer[ií]a|quero|je voudrais|voudrais|je veux|ich m[öo]chte|m[öo]chte|vorrei|voglio|aku mau|saya mau"
@@ -393,11 +395,12 @@ def _read_talk(intent: Intent) -> None:
 _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
 
 
-def _inside_name(text: str, negation: re.Match) -> bool:
-    """ "toyosatomimi no miko", "ore no imouto": a Japanese "no" between two words of a name, not "no offset"."""
-    before = text[: negation.start()]
+def inside_name(text: str, start: int) -> bool:
+    """ "toyosatomimi no miko", "Majo No Tabitabi": a Japanese "no" at ``start`` between two words of a name, not
+    "no offset"."""
+    before = text[:start]
     return (
-        negation.group(0)[:3].lower() == "no "
+        text[start : start + 3].lower() == "no "
         and bool(re.search(r"[^\W\d_]{2,}\s+$", before))
         and not bool(
             re.search(r"(?i)\b(?:but|and|with|or|please|pls|one|lora|model|version|style|embedding)\s+$", before)
@@ -409,7 +412,7 @@ def _read_negations(intent: Intent) -> None:
     """ "not the offset one", "without anime", "not the newer v2": the words ruled out (an order word before another
     word only describes it)."""
     for m in _NEGATION.finditer(intent.text):
-        if _inside_name(intent.text, m):
+        if inside_name(intent.text, m.start()):
             continue
         what = m.group("what").lower()
         words = what.split()
@@ -518,7 +521,9 @@ def _read_version_words(intent: Intent) -> None:
     version", "the light version") or between "the" and "one" ("the caftan armor one")."""
     said = list(_VERSION_WORDS.finditer(intent.text))
     intent.version_words = frozenset(
-        word.lower() for m in said for word in re.findall(r"[^\W_]+", m.group("what") or m.group("one"))
+        word.lower()
+        for m in said
+        for word in re.findall(r"[^\W_]+", m.group("what") or m.group("one") or m.group("after"))
     )
     intent.version_word_spans = [m.span() for m in said]
 
@@ -552,11 +557,18 @@ def _read_qualifiers(intent: Intent, qualifiers: frozenset[str]) -> None:
                 spans.append(m.span())
 
 
+# "on new year's morning", "in new york": a place or a time of the picture, not the newest model
+_PLACED_NEW = re.compile(r"(?i)\b(?:on|in|at|of|from|to|into|during|for)\s+new$")
+
+
 def _read_order(intent: Intent) -> None:
     """Recency words: "the newest", "my first". Newest is not read when the request asks for the one used last
     ("the one I used most recently": its recency is about use)."""
     text, spans = intent.text, intent.selection_spans
-    if not intent.used_order and (m := _NEWEST.search(text)) and not overlaps(m.span(), spans):
+    newest = (
+        m for m in _NEWEST.finditer(text) if m.group().lower() != "new" or not _PLACED_NEW.search(text, 0, m.end())
+    )
+    if not intent.used_order and (m := next(newest, None)) and not overlaps(m.span(), spans):
         intent.order = "newest"
         spans.append(m.span())
     elif (m := _OLDEST.search(text)) and not overlaps(m.span(), spans):
@@ -702,6 +714,10 @@ def _without_chat(text: str) -> str:
 
 
 _TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{TRAILING_FOREIGN})\s*)+$")
+# a last clause that comments on the picture or on what happens to it next: ", it'll be hilarious", "i'll upscale it"
+_ASIDE = re.compile(
+    r"(?i)[,;:.!?—–]\s*(?:it|that|this|i)(?:['’]ll|['’]d|\s+will|\s+would|['’]m\s+gonna)\b[^,;:.!?]*[.!?]*\s*$"
+)
 
 
 def _words_end(text: str, words: str) -> bool:
@@ -719,11 +735,23 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     def held(start: int, end: int) -> list[int]:
         return [i for i, at in enumerate(slots) if start <= at < end]
 
-    # each span takes the words that only lead into it ("created in", "of my"), measured on the original text
-    cuts = [
-        (start - len(_lead_in(text, start, keep_determiner=bool(held(start, end)))), end)
+    spans = sorted(
+        (start, end)
         for start, end in [*intent.selection_spans, *intent.talk_spans, *_joined(text, naming)]
         if not _inside_compound(text, start, end)
+    )
+
+    def reach(end: int) -> int:  # through the spans that follow with only spaces between ("ishawn944's jkskirt")
+        for start, later in spans:
+            if end <= start and not text[end:start].strip():
+                end = max(end, later)
+        return end
+
+    # each span takes the words that only lead into it ("created in", "of my"), measured on the original text; not
+    # those before where a trigger goes ("a girl in <maker's> <name>": "in" stays for the trigger)
+    cuts = [
+        (start - len(_lead_in(text, start, keep_determiner=bool(held(start, reach(end))))), end)
+        for start, end in spans
     ]
     for start, end in reversed(_merge(cuts, text)):
         marks = " ".join(SLOTS[i] for i in held(start, end))
@@ -735,11 +763,12 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = _PROMPT_LABEL.sub(" ", text)
     if len(FIELD_LABEL.findall(intent.text)) >= 2:  # "character: ... / style: ... / scene: ...": the labels go too
         text = FIELD_BREAK.sub(" ", FIELD_LABEL.sub(" ", text))
-    text = _without_chat(text)
+    text = _ASIDE.sub("", _without_chat(text))
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmost\s+", "", text, flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
+    text = re.sub(r"([(\[])\s*[,;]\s*|\s*[,;]\s*([)\]])", r"\1\2", text)  # "(justTNP, FFXIII)": a maker was cut
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut

@@ -27,7 +27,8 @@ def a_model_of(following: str) -> bool:
 # none is an English word, so one opening a request is never the picture's ("male", "mach" and "genera" are)
 DRAW_ME = frozenset(
     "dibuja dibújame dibujame haz hazme dessine dessinez dessine-moi fais génère zeichne zeichnen erstelle "
-    "desenhe desenha faça faca gere gera gerar disegna disegnami fai fammi crea gambar gambarkan buat buatkan bikin "
+    "desenhe desenha faça faca faz gere gera gerar disegna disegnami fai fammi crea "
+    "gambar gambarkan buat buatkan bikin "
     "нарисуй нарисуйте сделай сгенерируй maak teken genereer wygeneruj narysuj vygeneruj nakresli generuj skapa "
     "generera çiz".split()
 )

@@ -31,7 +31,7 @@ from rapidfuzz import fuzz
 
 from personalq.checkin import titles
 from personalq.checkin.evidence import QueryWord, card_fields, model_name
-from personalq.checkin.intent import VERSION_WORD, Intent
+from personalq.checkin.intent import VERSION_WORD, Intent, inside_name
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import (
     ANYONE,
@@ -70,7 +70,7 @@ CONSTRAINED_RATIO = 0.6  # after a hard constraint, survivors must still be this
 NEAR_NAME = 80  # rapidfuzz ratio at which two names are one written differently ("hukee", "huke")
 OWN_MARGIN = 0.1  # of a unique word's evidence: version evidence below this does not push siblings out
 
-_TI_WORDS = re.compile(r"(?i)\b(?:embedding|embeddings|embed|ti|textual inversion|эмбеддинг\w*)\b")
+_TI_WORDS = re.compile(r"(?i)\b(?:embedding|embeddings|embed|emb|ti|textual inversion|эмбеддинг\w*)\b")
 _LORA_WORDS = re.compile(r"(?i)\b(?:lora|loras|locon|lycoris|loha|лор\w)\b")
 
 
@@ -414,7 +414,15 @@ def _labelled_words(members: list[Ranked], words: list, counted: Callable[[int],
     return {r.card.id: len({words[k].forms[0] for k in r.labelled if counted(k)}) for r in members}
 
 
-_NEGATED = re.compile(r"(?i)(?:\b(?:not|no|without|never)\b|n't\b)[^,;.!?]*$")  # a negation earlier in the clause
+_NEGATION = re.compile(r"(?i)\b(?:not|no|without|never)\b|n't\b")
+_CLAUSE_END = re.compile(r"[,;.!?]")
+
+
+def _negated(text: str, at: int) -> bool:
+    """Is there a negation earlier in the clause of ``at`` ("the lora, not the TI"), not a Japanese "no" inside a
+    name ("Elaina (Majo No Tabitabi) - LoRA")?"""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, at)), default=0)
+    return any(not inside_name(text, m.start()) for m in _NEGATION.finditer(text, start, at))
 
 
 def _kinds_named(text: str) -> tuple[set[str], set[str]]:
@@ -423,7 +431,7 @@ def _kinds_named(text: str) -> tuple[set[str], set[str]]:
     wanted, refused = set(), set()
     for kind, words in (("textual_inversion", _TI_WORDS), ("lora", _LORA_WORDS)):
         for match in words.finditer(text):
-            (refused if _NEGATED.search(text[: match.start()]) else wanted).add(kind)
+            (refused if _negated(text, match.start()) else wanted).add(kind)
     return wanted - refused, refused
 
 
@@ -789,6 +797,7 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
         return []  # one plain word ("chair") calls many things that are not one another's namesakes
     least = MIN_COVERAGE if reference.phrase else 0.0
     said = {form for word in reference.words for form in word.forms}
+    whole = squash(model_name(leader.card)) == "".join(w.forms[0] for w in named)  # its whole name, as said
     found = []
     for r in candidates:
         if (r.card.family or r.card.id) == (leader.card.family or leader.card.id) or r.coverage < least:
@@ -805,9 +814,12 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
                 if w.isascii() and w not in STOPWORDS | KIND_WORDS
             ]
             has = [reference.words[k] for k in sorted(named_at & r.exact)] if own and set(own) <= said else []
+        texts = _calling_texts(r.card, tagged=len(has) > 1)
+        if whole:  # "smol lora": the leader's whole name is no namesake of "Disgaea Style v1.0-Smol"
+            texts = [t for t in texts if t != str(r.card.version or "")]
         if has and any(
             _says_in_order(text, has) or _says_in_order(text, has[::-1])  # "Kinomoto Sakura": family name first
-            for text in _calling_texts(r.card, tagged=len(has) > 1)
+            for text in texts
         ):
             found.append(r)
     return found

@@ -56,8 +56,8 @@ _FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French 
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
 KIND_WORDS = (
     frozenset(
-        "lora loras locon lycoris loha lyco embedding embeddings embed ti checkpoint model models style styles stil "
-        "stijl "
+        "lora loras locon lycoris loha lyco embedding embeddings embed emb ti checkpoint model models style styles "
+        "stil stijl "
         "finetune dreambooth extract extraction textual inversion".split()  # "the deliberate v2 lora extract"
     )
     | _FOLLOWED_BY_NAME
@@ -350,13 +350,14 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
-def _names_not_function_words(lowered: list[str]) -> list[str]:
+def _names_not_function_words(lowered: list[str], written: list[str]) -> list[str]:
     """In a request in English, another language's function word is a word like any other: "yang xiao long" is a
     name, not Indonesian "which". A request is in another language when it has two of that language's function
     words, or two of its everyday words (wordfreq's, no common English word: "gibt es", "tu as"), or Cyrillic; then
     every listed function word stays one (the languages share words: "du", "de") and the everyday words name nothing
     ("es" is no "Es (BlazBlue)"). In an English request the word is written in capitals, which no word list holds, so
-    that nothing reads it as a function word."""
+    that nothing reads it as a function word. An everyday word written as the first of a capitalised name ("Mai
+    Natsume qui révise ...": French "mai" is May) is the name's."""
     said = set(lowered)
     languages = [
         lang
@@ -365,10 +366,19 @@ def _names_not_function_words(lowered: list[str]) -> list[str]:
         or sum(everyday_in(w, lang) for w in said) >= 2
     ]
     if languages:  # and the language's other everyday words name nothing either ("gibt es eine lora für ...")
-        return ["" if _everyday(w, languages) else w for w in lowered]
+
+        def named(i: int) -> bool:
+            following = written[i + 1] if i + 1 < len(written) else ""
+            return _capitalised(written[i]) and _capitalised(following) and not _everyday(lowered[i + 1], languages)
+
+        return ["" if _everyday(w, languages) and not named(i) else w for i, w in enumerate(lowered)]
     if any(_CYRILLIC.search(w) for w in said):
         return lowered
     return [w.upper() if w in FUNCTION_WORDS and w not in STOPWORDS_EN else w for w in lowered]
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper() and word[1:2].islower()
 
 
 def _everyday(word: str, languages: list[str]) -> bool:
@@ -433,7 +443,7 @@ def read_reference(
         w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) or opens_name(i) else ""
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
-    lowered = _names_not_function_words(lowered)
+    lowered = _names_not_function_words(lowered, [text[s:e] for s, e, _ in runs])
     # German "du" after its verb ("kannst du ... malen?") is "you", not French "from"
     lowered = ["you" if w == "du" and i > 0 and lowered[i - 1].endswith("st") else w for i, w in enumerate(lowered)]
     # "girl model kit lora": "model" before what it is a model of is a word of the name, and "a model strutting down
@@ -697,7 +707,11 @@ def read_reference(
             makers.update(handle)  # "android 18 (the h_madoka one)": who made it
             markers.update({handle[0] - 1, i})  # "the" and "one" go with it
         elif (
-            _owner(text, runs, lowered, i, boundary_between)
+            # "in ishawn944's jkskirt": a handle only a creator has owns the words after it wherever it stands
+            (
+                _owner(text, runs, lowered, i, boundary_between)
+                or _handle_owns(text, runs, i, boundary_between, only_creators)
+            )
             and names(owner := _joined(text, runs, i))
             # a common English word owns a model only as a creator's handle: "the station's observation deck" is a
             # place ("goku's turtle school uniform" is his)
@@ -711,7 +725,9 @@ def read_reference(
     for i in range(len(runs)):
         # a handle only a creator has, however it is said ("SRestia가 올린 Eula 로라로", "eula (JackSpring)", "bulma
         # (zetaworks's lora)"): who made the model, never a word of its name; a word of any language ("alchemist's
-        # shop") is the picture's, and an owner outside brackets is read above ("konyconi's 9MB lora")
+        # shop") is the picture's, and an owner outside brackets is read above ("konyconi's 9MB lora"); in brackets
+        # after a name, a creator's handle is theirs even where they write it into their models' names too
+        # ("Lightning (justTNP, FFXIII)" of "[justTNP] Makima")
         if i in makers or (i > 0 and text[runs[i - 1][1] : runs[i][0]] == "_"):
             continue
         handle_runs = _joined_runs_on(text, runs, i)
@@ -719,7 +735,7 @@ def read_reference(
         bracketed = _in_brackets(text, runs[i][0])
         if (
             len(handle) >= MIN_HANDLE
-            and only_creators(handle)
+            and (only_creators(handle) or (bracketed and creators(handle)))
             and is_coined(handle)
             and (bracketed or not _possessive(text, runs[handle_runs[-1]]))
         ):
@@ -1575,9 +1591,12 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     clauses = {reference.clauses[k] for k in reference.phrase}
     label = str(card.version or "")
     labelled = fields["version"] | fields["name"] | fields["trigger"]
+    drawn = _drawn_after_name(reference, labelled | fields["creator"])
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
         if k in reference.label_tail and not labelled.intersection(word.forms):
             continue  # read as the version's label, but not the chosen one's: "steampunk clothing v2 inventor"
+        if k in drawn:
+            continue
         if k in reference.phrase or (not is_unspaced(word.forms[0]) and naming.intersection(word.forms)):
             spans_.append(span)
         elif reference.clauses[k] in clauses and len(word.forms[0]) >= 2 and labels_number(label, word.forms[0]):
@@ -1592,6 +1611,17 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
         if before[1] < after[0] and _INSIDE_NAME.fullmatch(reference.text[before[1] : after[0]])
     ]
     return spans_
+
+
+def _drawn_after_name(reference: Reference, called: set[str]) -> set[int]:
+    """In a request that names its model only by the words it opens with, those after the last one the card is
+    called by: "crpht-4300 red vintage roadster on a coastal highway" names the embedding by its trained word, and
+    the roadster is the picture's."""
+    if reference.phrase_spans or not reference.phrase or reference.phrase != reference.head_phrase:
+        return set()
+    head = sorted(reference.head)
+    named = [k for k in head if called.intersection(reference.words[k].forms)]
+    return {k for k in head if named and k > named[-1]}
 
 
 _LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no|that|which)"
@@ -1908,6 +1938,19 @@ _WHERE = _PLACES - {"in", "on"}
 
 _SIGN_OFF = PLEASE | {"thx", "thanks"}  # said after a name, part of none ("lol" is a game too)
 _ANYBODY = frozenset("someone somebody anyone anybody everyone everybody nobody".split())
+
+
+def _handle_owns(
+    text: str, runs: list, i: int, boundary_between: Callable[[int, int], bool], only_creators: Callable[[str], bool]
+) -> bool:
+    """Is run ``i`` the possessive of a handle only a creator has, said before more words ("in ishawn944's jkskirt"):
+    whose model, even after a place's preposition?"""
+    return (
+        _possessive(text, runs[i])
+        and i + 1 < len(runs)
+        and not boundary_between(i, i + 1)
+        and only_creators(_joined(text, runs, i))
+    )
 
 
 def _owner(text: str, runs: list, lowered: list[str], i: int, boundary_between: Callable[[int, int], bool]) -> bool:
