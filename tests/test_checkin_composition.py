@@ -64,7 +64,7 @@ def test_a_character_in_a_style_lora_selects_both_with_each_trigger_once(checkin
     assert _set(result) == [("lyra", 1.0), ("inkwash", 1.0)]
     assert [c.role for c in result.checkpoints] == ["subject", "style"]
     assert result.checkpoint_id == "lyra"
-    assert result.prompt == "a lyravenn in inkwash style, reading in a library"
+    assert result.prompt == "lyravenn, inkwash style, reading in a library"
 
 
 def test_weights_come_from_the_request_and_leave_the_prompt(checkin):

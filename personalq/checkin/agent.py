@@ -24,6 +24,7 @@ from personalq.checkin.intent import (
     SLOT_RANGE,
     SLOTS,
     TRAILING_FOREIGN,
+    VERSION_WORD,
     Intent,
     keep_scene_negations,
     option_position,
@@ -372,7 +373,10 @@ class CheckIn:
         files = [
             m.span()
             for m in _CHUNK.finditer(text)
-            if _IDENTIFIER.search(m.group()) and index.writes_whole(m.group()) and not says_base(m.group())
+            if _IDENTIFIER.search(m.group())
+            and index.writes_whole(m.group())
+            and not says_base(m.group())
+            and not VERSION_WORD.match(m.group())  # "v.1.0" is a version, however a label writes it
         ]
         files += _numbered_names(text, index.spells_name) + _labels_said(text, index.spells_file)
         boilerplate = _boilerplate(text)

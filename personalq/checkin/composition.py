@@ -25,8 +25,10 @@ from personalq.checkin.reference import (
     LISTING,
     LONE_WORD_LETTERS,
     SETTING_WORDS,
+    STOPWORDS,
     UNSPACED_KINDS,
     Reference,
+    in_brackets,
     opens_scene,
     wanting_words,
 )
@@ -53,7 +55,7 @@ _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
-    r"(?i)[,;+&!?]|\.(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
+    r"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
     + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
     + r")\b|"
     + "|".join(UNSPACED_KINDS)  # "wlsdnjs950 스타일에 gameiconresearch_3d_lora도": particles follow them
@@ -136,18 +138,48 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
 
 def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
     """``groups`` with one said in brackets right after another made part of it: "Kanna (Kobayashi-san LoRA)" names
-    one model by its character and where she is from."""
+    one model by its character and where she is from; and a name in brackets right after a group's words, which no
+    group holds, taken into it ("雷電将軍(Raiden Shogun)LoRA": the name in Latin letters beside the kanji)."""
     merged: list[set[int]] = []
     for group in groups:
         if merged:
             end = reference.spans[max(merged[-1])][1]
             start, stop = reference.spans[min(group)][0], reference.spans[max(group)][1]
             opened = text[end:start].strip()
-            if opened == "(" and ")" in text[stop : stop + 8].split(",")[0] and "(" not in text[start:stop]:
+            if (
+                _OPENED.fullmatch(opened)
+                and ")" in text[stop : stop + 8].split(",")[0]
+                and "(" not in text[start:stop]
+            ):
                 merged[-1] = merged[-1] | group
                 continue
-        merged.append(set(group))
+        merged.append(set(group) | _name_in_brackets_after(text, reference, group, groups))
     return merged
+
+
+# a bracket opened right after a name, or after the kind word that closes it ("Pokemon LoRA (Ken Sugimori style)")
+_OPENED = re.compile(r"(?i)(?:(?:lora|locon|lycoris|embedding|ti|model)\s*)?\(")
+_NAME_IN_BRACKETS = re.compile(r"\s*[(（]([^()（）]{1,40})[)）]")
+
+
+def _name_in_brackets_after(text: str, reference: Reference, group: set[int], groups: list[set[int]]) -> set[int]:
+    """The words of a bracket right after ``group``'s last word when they are a name: up to four words no group and
+    no maker holds, none a kind or function word."""
+    bracket = _NAME_IN_BRACKETS.match(text, reference.spans[max(group)][1])
+    if bracket is None:
+        return set()
+    inside = {
+        k for k, (start, end) in enumerate(reference.spans) if bracket.start(1) <= start and end <= bracket.end(1)
+    }
+    said = [reference.words[k].forms[0] for k in inside]
+    written = squash(bracket.group(1))
+    name = (
+        0 < len(inside) <= 4
+        and not inside & set().union(*groups)
+        and not any(squash(maker.forms[0]) in written for maker in reference.makers)  # "(the kozue one)"
+        and all(w.isalpha() and w not in STOPWORDS and w not in KIND_WORDS for w in said)
+    )
+    return inside if name else set()
 
 
 def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
@@ -164,15 +196,22 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
     """The creators said of the part named by ``words``: each maker goes with the name nearest it ("laika_slime_300
     wearing zhuym's lolita dress lora": zhuym made the dress, not Laika)."""
 
-    def distance(maker_at: int, group: set[int]) -> tuple[int, bool]:
+    def distance(maker_at: int, group: set[int]) -> tuple[bool, int, bool]:
         at = [reference.words[k].position for k in group]
         near = 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
+        # a maker in brackets was said of the name before them ("Skadi ... (le LoRA de L_A_X) ..., GHIBLI_Background")
+        aside = bracketed(maker_at) and min(at) > maker_at
         # between two names, an owner's goes with the one after it ("otzk + manamomo's jitome")
-        return near, not (owning(maker_at) and min(at) > maker_at)
+        return aside, near, not (owning(maker_at) and min(at) > maker_at)
 
-    def owning(maker_at: int) -> bool:
+    def bracketed(maker_at: int) -> bool:
+        maker = next(m for m in reference.makers if m.position == maker_at)
+        at = reference.text.casefold().find(maker.forms[0])
+        return at >= 0 and in_brackets(reference.text, at)
+
+    def owning(maker_at: int) -> bool:  # "h_madoka's", "smhtbhfampaiさんの", "Kira_AI_Graphicsの"
         ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
-        return bool(ends) and re.match(r"['’]s\b", reference.text[ends[-1] - 2 : ends[-1] + 2]) is not None
+        return bool(ends) and _OWNING.match(reference.text, ends[-1] - 2) is not None
 
     return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
 
@@ -408,16 +447,22 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
 
 
 # what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora"
-_BEFORE_VERSION = re.compile(r"(?:\s*(?:style|lora|embedding|model)\b)*\s*", re.I)
+_BEFORE_VERSION = re.compile(r"(?:\s*(?:style|lora|embedding|model)\b)*\s*\(?", re.I)
 
 
-def _with_own_version(scoped: Intent, span: tuple[int, int]) -> Intent:
+def _with_own_version(scoped: Intent, span: tuple[int, int], said: Intent) -> Intent:
     """A part's intent with the version said right after its name ("arknights_mint v2.0 at 0.8, ..., bisonham v2
-    style at 60%": each part its own), when there is one."""
+    style at 60%": each part its own; "EDG's Fantasy Armors (Goth Armor version)"), when there is one; ``said`` is
+    the whole request's."""
     after = _BEFORE_VERSION.match(scoped.text, span[1]).end()
     for parts, (start, end) in scoped.version_marks:
         if span[0] < start <= after:  # after the name, or read as a word of it ("bisonham v2 style")
-            return replace(scoped, version=version_number(parts), version_parts=parts, version_span=(start, end))
+            scoped = replace(scoped, version=version_number(parts), version_parts=parts, version_span=(start, end))
+            break
+    for start, end in said.version_word_spans:
+        if span[1] <= start <= after:
+            own = frozenset(words_in(said.text[start:end])) & said.version_words
+            return replace(scoped, version_words=own, version_word_spans=[(start, end)])
     return scoped
 
 
@@ -476,12 +521,14 @@ def _joined_names(cache: CardCache, text: str, reference: Reference, groups: lis
 
 
 _MODEL_WORDS = re.compile(
-    r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|ti|model|checkpoint|dreambooth)\b"
+    r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|emb|ti|model|checkpoint|"
+    r"dreambooth)(?:\b|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"  # "LoRAに", "LoRA로": a particle follows
 )
 # a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
 _DESCRIBED_KINDS = r"(?:lora|locon|lycoris|embedding|model)"
 _DESCRIBING_KIND = re.compile(rf"(?i)\s+{_DESCRIBED_KINDS}\s+(?:that|which)\s+")
 _DESCRIBED = re.compile(rf"(?i)\b{_DESCRIBED_KINDS}\s+(?:that|which|for|to)\s+$")
+_OWNING = re.compile(r"..(?:(?<=['’]s)\b|\s*(?:さん|氏|님)?[の的의])")
 _OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
 _OWNER_BEFORE = re.compile(r"([^\s'’]+)['’]s\s+$")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")
@@ -625,6 +672,8 @@ def compose(
     groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for said in intent.version_word_spans)]
     # "yam negative in the negative prompt": words that say where a file goes name no second model
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
+    # "caenis (sialiasialis, v.1.0)": a version said is no name
+    groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for _, said in intent.version_marks)]
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
     trained = _trained_words(cache, reference, groups)
@@ -648,7 +697,7 @@ def compose(
     weights = _strengths(intent, spans)
     parts: list[Part] = []
     for i, words in enumerate(groups):
-        scoped = _with_own_version(_scoped(intent, i == owner), spans[i]) if i != owner else intent
+        scoped = _with_own_version(_scoped(intent, i == owner), spans[i], intent) if i != owner else intent
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
         marked = said and _called_a_model(intent.text, reference, words, cache.index().is_creator)
@@ -658,6 +707,8 @@ def compose(
             following = groups[1] if len(groups) > 1 else None  # (or a WebUI tag: then no name is listed)
             if named is None and i == 0 and _unheard_name(cache, intent.text, reference, words, following):
                 marked = True  # "frieren + aetherpunk lora": the name it opens with is one we lack
+            elif named is None and said and ranking.reference.makers:
+                marked = True  # "Tomas_Aguilar's D&D Isometric Tower map as bg": someone made what the words name
             elif named is None:
                 continue  # not called a model, and no model is called so: the picture ("the captain's chair")
             else:

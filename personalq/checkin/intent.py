@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
+from wordfreq import zipf_frequency
+
 from personalq.checkin.lexicon import (
     ASKING_PHRASES,
     DRAW_ME,
@@ -26,6 +28,7 @@ from personalq.checkin.lexicon import (
 )
 from personalq.checkin.strength import Strength, read_strengths
 from personalq.checkin.timeparse import Window, find_times
+from personalq.checkin.tokens import REQUEST_LANGUAGES
 
 Order = Literal["newest", "oldest"]
 
@@ -81,9 +84,9 @@ _ORDINALS = {
 _CJK_NUMBERS = {c: n for n, c in enumerate("一二三四五六七八九十", start=1)}
 # "第二版", "第3版": the n-th version in Chinese and Japanese
 _CJK_ORDINAL_VERSION = re.compile(r"第(?P<n>[一二三四五六七八九十]|\d+)(?:个|個)?(?:版本?|バージョン)")
-VERSION_WORD = re.compile(r"(?i)^(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # a version said alone: "v2", "0.5"
+VERSION_WORD = re.compile(r"(?i)^(?:v\.?\d+(?:\.\d+)*|\d+(?:\.\d+)+)$")  # a version said alone: "v2", "0.5"
 _VERSION = re.compile(
-    r"(?:(?<![a-z0-9])(?:v|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|versi\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
+    r"(?:(?<![a-z0-9])(?:v\.?|ver\.?\s*|version\s*|versi[oó]n[e]?\s*|vers[ãa]o\s*|versi\s*|epoch\s*|ep\s*|верси[яиюей]\s*)"
     r"(?P<n>\d+(?:\.\d+)*)"
     r"(?:[a-z](?![a-z0-9]))?"  # a release letter after the number: "v1.2R", "v3b"
     r"(?P<qual>(?:[\s_-]+(?:dim|rank|alpha)\d+)*)(?![a-z0-9])"
@@ -699,6 +702,37 @@ _CHAT_WORDS = frozenset(
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 
+_BRACKETED = re.compile(r"\(([^()]*)\)")
+_LITTLE_ZIPF = 6.0  # as frequent as a language's articles and prepositions ("le", "das", "by")
+
+
+def _only_little_words(inside: str) -> bool:
+    """Is a bracket's inside, once the model's name was cut from it, only articles, prepositions and kind words ("le
+    by", "das TI")?"""
+    said = re.findall(r"[^\W\d_]+", inside.lower())
+    return bool(said) and all(
+        w in _KIND_LEFT or any(zipf_frequency(w, lang) >= _LITTLE_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
+        for w in said
+    )
+
+
+_KIND_LEFT = frozenset("lora loras locon lycoris embedding ti model".split())
+
+
+def _unopened_closed(text: str) -> str:
+    """``text`` without the closing brackets that close nothing."""
+    kept, depth = [], 0
+    for char in text:
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            if depth == 0:
+                continue
+            depth -= 1
+        kept.append(char)
+    return "".join(kept)
+
+
 def _without_chat(text: str) -> str:
     """``text`` without its sentences of chat; one that held where a model was named keeps only that mark."""
     kept, sentences = [], _SENTENCE.findall(text)
@@ -741,16 +775,18 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
         if not _inside_compound(text, start, end)
     )
 
-    def reach(end: int) -> int:  # through the spans that follow with only spaces between ("ishawn944's jkskirt")
-        for start, later in spans:
-            if end <= start and not text[end:start].strip():
+    def reach(start: int, end: int) -> int:  # an owner's, through the name it owns ("ishawn944's jkskirt")
+        if not re.search(r"['’]s$", text[start:end]):
+            return end
+        for at, later in spans:
+            if end <= at and not text[end:at].strip():
                 end = max(end, later)
         return end
 
     # each span takes the words that only lead into it ("created in", "of my"), measured on the original text; not
     # those before where a trigger goes ("a girl in <maker's> <name>": "in" stays for the trigger)
     cuts = [
-        (start - len(_lead_in(text, start, keep_determiner=bool(held(start, reach(end))))), end)
+        (start - len(_lead_in(text, start, keep_determiner=bool(held(start, reach(start, end))))), end)
         for start, end in spans
     ]
     for start, end in reversed(_merge(cuts, text)):
@@ -767,8 +803,10 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"^\s*(?:of|for|from)\s+", "", text, flags=re.I)
     text = re.sub(r"\bmost\s+", "", text, flags=re.I)
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
-    text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     text = re.sub(r"([(\[])\s*[,;]\s*|\s*[,;]\s*([)\]])", r"\1\2", text)  # "(justTNP, FFXIII)": a maker was cut
+    text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
+    text = _unopened_closed(text)  # "... LoRA (Ken Sugimori style) v2": the bracket's inside was cut with its opening
+    text = _BRACKETED.sub(lambda m: " " if _only_little_words(m.group(1)) else m.group(0), text)  # "(le LoRA de X)"
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut

@@ -445,6 +445,48 @@ def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     return kept or pool
 
 
+def _prefer_whole_name(reference: Reference, pool: list[Ranked]) -> list[Ranked]:
+    """ "top view perspective lora": the leaders whose whole name the request's phrase is, when others are called by
+    it only with a version label ("Perspectives Collection", version "Top View")."""
+    if not reference.phrase:
+        return pool
+    said = {"".join(reference.words[k].forms[0] for k in sorted(reference.phrase)), squash(_written_whole(reference))}
+    kept = [r for r in pool if squash(model_name(r.card)) in said]
+    phrase = [reference.words[k] for k in reference.phrase]
+    # not when another's name says the phrase too: "toph" is "Toph" and "Toph Beifong" alike
+    named_too = any(
+        all(field_tokens(model_name(r.card)).intersection(w.forms) for w in phrase) for r in pool if r not in kept
+    )
+    return kept if 0 < len(kept) < len(pool) and not named_too else pool
+
+
+def _written_whole(reference: Reference) -> str:
+    """The phrase as written, with the whole words it stands in ("in-container", whose "in" reads as a stopword)."""
+    text = reference.text
+    start = min(reference.spans[k][0] for k in reference.phrase)
+    end = max(reference.spans[k][1] for k in reference.phrase)
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "-_"):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] in "-_"):
+        end += 1
+    return text[start:end]
+
+
+_WRITTEN_JOINED = re.compile(r"[^\W_]+(?:[_-][^\W_]+)+")  # a word written with its joins, as trained words are
+
+
+def _prefer_trained_word(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
+    """ "corneo_dva": the leaders trained on a word the request writes whole with its joins, when some are and others
+    are not ("corneo_black_cat_dva" of the same maker's Black Cat D.va)."""
+    written = {squash(m.group()) for m in _WRITTEN_JOINED.finditer(intent.text)}
+    # not a word the models' names say ("the ink-free embedding" of "Style Ink Free" with one version's "Ink-Free")
+    written = {w for w in written if not any(w in squash(model_name(r.card)) for r in pool)}
+    if not written:
+        return pool
+    kept = [r for r in pool if written.intersection(squash(t) for t in r.card.triggers)]
+    return kept or pool
+
+
 def _prefer_style(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     """ "my anime kale painting", "my newest pixel art dog": the leaders of the style named, when some have it.
 
@@ -783,6 +825,8 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
     if len({r.card.family or r.card.id for r in pool}) != 1:
         return []
     leader = pool[0]
+    if reference.makers:  # "top view perspective lora by antonio_riolo2610": who made it is said, theirs are apart
+        candidates = [r for r in candidates if _made_by_said(reference, r.card)]
     naming = {k for k in reference.phrase or reference.head if reference.words[k].forms[0] not in STOPWORDS}
     # the series follows who is from it ("iroha from samurai shodown"); a name that opens with it is all name
     first = min(naming - reference.series, default=len(reference.words))
@@ -823,6 +867,12 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
         ):
             found.append(r)
     return found
+
+
+def _made_by_said(reference: Reference, card: StoredCheckpoint) -> bool:
+    """Did a creator the request names make ``card``?"""
+    made = field_tokens(card.creator or "")
+    return any(made.intersection(maker.forms) for maker in reference.makers)
 
 
 _BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")
@@ -930,6 +980,7 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
         reason = "Close candidates exist, but every one is an embedding."
         return Decision("no_match", [], reason, [r.card for r in pool[:3]])
     pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
+    pool = _prefer_whole_name(ranking.reference, _prefer_trained_word(intent, pool))
     # "the one without the hat": the leaders that say so ("Elaina [No Hat]"), when some do
     pool = [r for r in pool if any(_says_without(r.card, w) for w in intent.excluded)] or pool
     cards = [r.card for r in pool]

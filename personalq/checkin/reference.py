@@ -133,6 +133,7 @@ _DESCRIPTION_FILLER = frozenset(
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
+_BY_IN_OTHER_LANGUAGES = frozenset("de del di da do von par od".split())  # "by" before a creator's handle
 _ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 # what a creator did to a model, said after their handle ("alicefir made a ... lora", "den2 did a chibi lora")
 _MADE_IT = frozenset("made did trained created uploaded posted released shared".split())
@@ -206,7 +207,7 @@ STOPWORDS = (
         "onto upon against among beneath within from about after before during until while "
         "i me my mine we us our you your he him his she her it its they them their which what who whom whose "
         "do does did doing have has had am were been being can could would should shall may might must "
-        "than".split()
+        "than both either".split()
     )
     | PLEASE
     | FUNCTION_WORDS
@@ -375,6 +376,24 @@ def _names_not_function_words(lowered: list[str], written: list[str]) -> list[st
     if any(_CYRILLIC.search(w) for w in said):
         return lowered
     return [w.upper() if w in FUNCTION_WORDS and w not in STOPWORDS_EN else w for w in lowered]
+
+
+_LATIN_IN_BRACKETS = re.compile(r"\s*[(（]([A-Za-z][A-Za-z\s'-]{0,38})[)）]")
+
+
+def _name_in_latin_after(text: str, runs: list, lowered: list[str], phrase: set[int], makers: set[int]) -> set[int]:
+    """The runs of a name in Latin letters in brackets right after a phrase written in kanji or hangul
+    ("雷電将軍(Raiden Shogun)LoRA"): the same name in the script most cards write it in; up to four words, no maker,
+    function or kind word among them."""
+    unspaced = [i for i in phrase if is_unspaced(lowered[i])]
+    if not unspaced:
+        return set()
+    bracket = _LATIN_IN_BRACKETS.match(text, runs[max(unspaced)][1])
+    if bracket is None:
+        return set()
+    inside = {i for i, (s, e, _) in enumerate(runs) if bracket.start(1) <= s and e <= bracket.end(1)}
+    plain = all(lowered[i] not in STOPWORDS and lowered[i] not in KIND_WORDS for i in inside)
+    return inside if 0 < len(inside) <= 4 and plain and not inside & makers else set()
 
 
 def _capitalised(word: str) -> bool:
@@ -680,6 +699,12 @@ def read_reference(
             else:
                 forward(i)
         elif (
+            word in _BY_IN_OTHER_LANGUAGES
+            and _said_next(text, runs, i)
+            and only_creators(handle := _joined_on(text, runs, i + 1))
+        ):
+            made_by(i)  # "GHIBLI_Background de mccc", "das TI von nikhilprasanth": a handle only a creator has
+        elif (
             word == "from"
             and i > 0
             and lowered[i - 1] in KIND_WORDS
@@ -732,7 +757,7 @@ def read_reference(
             continue
         handle_runs = _joined_runs_on(text, runs, i)
         handle = _joined_on(text, runs, i)
-        bracketed = _in_brackets(text, runs[i][0])
+        bracketed = in_brackets(text, runs[i][0])
         if (
             len(handle) >= MIN_HANDLE
             and (only_creators(handle) or (bracketed and creators(handle)))
@@ -752,6 +777,7 @@ def read_reference(
     if phrase - set(range(asking)):
         phrase -= set(range(asking))
     phrase -= makers  # a maker is a constraint, not words of the name to find
+    phrase |= _name_in_latin_after(text, runs, lowered, phrase, makers)
 
     head_runs, series_runs = (
         (set(), set()) if phrase else _head(text, runs, lowered, boundary_between, names, spells_title=spells_title)
@@ -1345,7 +1371,7 @@ def _rare_names_inside(
         # "specter from arknights", "mumei lora (hololive council)": where a name is from ("backdrop from
         # apocalypseengine" names a model's role)
         after_from = lowered[i - 1] in _ORIGIN and not (i >= 2 and lowered[i - 2] in _SET_APART)
-        bracketed = _in_brackets(text, runs[i][0])
+        bracketed = in_brackets(text, runs[i][0])
         # in brackets a name may be where one is from ("(hololive council)"); a trained word never is ("(bodygrammps)")
         rare = (lambda said: False) if bracketed else spells_rare
         if not after_from and _lone_name(text, runs, lone, taken, rare, owns_trigger):  # marked clauses too
@@ -1591,7 +1617,7 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     clauses = {reference.clauses[k] for k in reference.phrase}
     label = str(card.version or "")
     labelled = fields["version"] | fields["name"] | fields["trigger"]
-    drawn = _drawn_after_name(reference, labelled | fields["creator"])
+    drawn = _drawn_after_name(reference, labelled | fields["creator"], {squash(t) for t in card.triggers})
     for k, (word, span) in enumerate(zip(reference.words, reference.spans)):
         if k in reference.label_tail and not labelled.intersection(word.forms):
             continue  # read as the version's label, but not the chosen one's: "steampunk clothing v2 inventor"
@@ -1603,6 +1629,8 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
             spans_.append(span)  # "deliberate v2 lora extract at 320": the dims its file's label carries
     if reference.phrase:
         spans_ += _name_run(reference, sorted(reference.phrase), fields["name"] | fields["trigger"])
+        # the whole word a phrase word stands in: "in-container" names it, though its "in" reads as a stopword
+        spans_ += [whole for span in spans_ if (whole := _whole_word(reference.text, span)) != span]
     # the little word between two words that named it goes with them ("dark and light style, ...")
     ordered = sorted(spans_)
     spans_ += [
@@ -1613,7 +1641,21 @@ def naming_spans(reference: Reference, card: StoredCheckpoint) -> list[tuple[int
     return spans_
 
 
-def _drawn_after_name(reference: Reference, called: set[str]) -> set[int]:
+def _whole_word(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` widened over the letters a hyphen joins to it ("in-" of "in-container")."""
+    start, end = span
+    while start > 1 and text[start - 1] == "-" and text[start - 2].isalnum():
+        start -= 1
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+    while end + 1 < len(text) and text[end] == "-" and text[end + 1].isalnum():
+        end += 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+    return start, end
+
+
+def _drawn_after_name(reference: Reference, called: set[str], trained: set[str]) -> set[int]:
     """In a request that names its model only by the words it opens with, those after the last one the card is
     called by: "crpht-4300 red vintage roadster on a coastal highway" names the embedding by its trained word, and
     the roadster is the picture's."""
@@ -1621,7 +1663,11 @@ def _drawn_after_name(reference: Reference, called: set[str]) -> set[int]:
         return set()
     head = sorted(reference.head)
     named = [k for k in head if called.intersection(reference.words[k].forms)]
-    return {k for k in head if named and k > named[-1]}
+    if not named or named[0] != head[0]:
+        return set()
+    # only after a trained word written whole: "alyx vance" or "mikasa akerman" are all name
+    opening = reference.text[reference.spans[head[0]][0] : reference.spans[named[-1]][1]]
+    return {k for k in head if k > named[-1]} if squash(opening) in trained else set()
 
 
 _LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no|that|which)"
@@ -1868,7 +1914,7 @@ def _done(word: str) -> bool:
     return word in _DONE_IRREGULAR or (len(word) > 4 and word.endswith("ed"))
 
 
-def _in_brackets(text: str, at: int) -> bool:
+def in_brackets(text: str, at: int) -> bool:
     """Does position ``at`` of ``text`` stand inside round brackets ("mumei lora (hololive council)")?"""
     return text.rfind("(", 0, at) > text.rfind(")", 0, at)
 
@@ -1945,11 +1991,13 @@ def _handle_owns(
 ) -> bool:
     """Is run ``i`` the possessive of a handle only a creator has, said before more words ("in ishawn944's jkskirt"):
     whose model, even after a place's preposition?"""
+    handle = _joined(text, runs, i)
     return (
         _possessive(text, runs[i])
         and i + 1 < len(runs)
         and not boundary_between(i, i + 1)
-        and only_creators(_joined(text, runs, i))
+        and not is_english(handle)  # "someone's hands": a word, whoever has it as a handle
+        and only_creators(handle)
     )
 
 
@@ -1981,6 +2029,7 @@ __all__ = [
     "Reference",
     "name_as_said",
     "STOPWORDS",
+    "in_brackets",
     "labels_number",
     "makers_in_english",
     "name_position",
