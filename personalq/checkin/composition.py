@@ -136,6 +136,18 @@ def marked_parts(text: str, reference: Reference) -> list[set[int]]:
     return _with_bracketed(text, reference, sorted(groups, key=min))
 
 
+def _up_to_named(
+    cache: CardCache, intent: Intent, reference: Reference, words: set[int], groups: list[set[int]], ranking: Ranking
+) -> tuple[set[int], Ranking]:
+    """``words`` up to the last one the best candidate matched, with their ranking; as they are when that is all."""
+    matched = ranking.candidates[0].matched & words if ranking.candidates else set()
+    kept = {k for k in words if matched and k <= max(matched)}
+    if not kept or kept == words:
+        return words, ranking
+    as_kept = [kept if group == words else group for group in groups]
+    return kept, retrieve(cache, intent, _part_reference(reference, kept, as_kept))
+
+
 def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
     """``groups`` with one said in brackets right after another made part of it: "Kanna (Kobayashi-san LoRA)" names
     one model by its character and where she is from; and a name in brackets right after a group's words, which no
@@ -708,7 +720,10 @@ def compose(
             if named is None and i == 0 and _unheard_name(cache, intent.text, reference, words, following):
                 marked = True  # "frieren + aetherpunk lora": the name it opens with is one we lack
             elif named is None and said and ranking.reference.makers:
-                marked = True  # "Tomas_Aguilar's D&D Isometric Tower map as bg": someone made what the words name
+                # "Tomas_Aguilar's D&D Isometric Tower map as bg": someone made what the words name, up to the last
+                # word its best candidate is called by ("kozueの三峰真白がシャボン玉を吹いてる絵": the rest is drawn)
+                marked = True
+                words, ranking = _up_to_named(cache, scoped, reference, words, groups, ranking)
             elif named is None:
                 continue  # not called a model, and no model is called so: the picture ("the captain's chair")
             else:

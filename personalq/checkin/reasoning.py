@@ -452,7 +452,7 @@ def _prefer_whole_name(reference: Reference, pool: list[Ranked]) -> list[Ranked]
         return pool
     said = {"".join(reference.words[k].forms[0] for k in sorted(reference.phrase)), squash(_written_whole(reference))}
     kept = [r for r in pool if squash(model_name(r.card)) in said]
-    phrase = [reference.words[k] for k in reference.phrase]
+    phrase = [reference.words[k] for k in reference.phrase if reference.words[k].forms[0] not in STOPWORDS]
     # not when another's name says the phrase too: "toph" is "Toph" and "Toph Beifong" alike
     named_too = any(
         all(field_tokens(model_name(r.card)).intersection(w.forms) for w in phrase) for r in pool if r not in kept

@@ -1665,9 +1665,10 @@ def _drawn_after_name(reference: Reference, called: set[str], trained: set[str])
     named = [k for k in head if called.intersection(reference.words[k].forms)]
     if not named or named[0] != head[0]:
         return set()
-    # only after a trained word written whole: "alyx vance" or "mikasa akerman" are all name
-    opening = reference.text[reference.spans[head[0]][0] : reference.spans[named[-1]][1]]
-    return {k for k in head if k > named[-1]} if squash(opening) in trained else set()
+    # only after a trained word written whole, and no word: "alyx vance", "mikasa akerman" and "android girl" are
+    # all name
+    opening = squash(reference.text[reference.spans[head[0]][0] : reference.spans[named[-1]][1]])
+    return {k for k in head if k > named[-1]} if opening in trained and not is_english(opening) else set()
 
 
 _LITTLE = r"(?:and|&|of|the|n|'n'|de|la|le|no|that|which)"
