@@ -177,3 +177,29 @@ def test_a_closing_comment_is_no_part_of_the_picture(checkin):
     result = checkin.ask("turtle school uniform lora on a grandma doing tai chi in the park, it'll be hilarious", NOW)
     assert (result.status, result.checkpoint_id) == ("selected", "turtle")
     assert result.prompt == "a TurtleSchoolUniform on a grandma doing tai chi in the park"
+
+
+@pytest.mark.parametrize(
+    "request_, kept",
+    [
+        ("turtle school uniform lora on a grandma doing tai chi in the park, it'll be snowing", "it'll be snowing"),
+        ("turtle school uniform lora, a grandma holding a sign that says (come with me)", "(come with me)"),
+        ("turtle school uniform lora, a grandma with a list: 1) tea 2) cake", "1) tea 2) cake"),
+    ],
+)
+def test_the_prompt_keeps_what_only_looks_like_talk(checkin, request_, kept):
+    result = checkin.ask(request_, NOW)
+    assert result.checkpoint_id == "turtle"
+    assert kept in result.prompt
+
+
+def test_an_everyday_word_before_a_name_is_still_a_word(checkin):
+    result = checkin.ask("Ahora Kanna construyendo un muñeco de nieve en el parque", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "kanna")
+
+
+def test_a_second_model_named_in_brackets_is_a_part_of_its_own(checkin):
+    assert chosen_ids(checkin, "kimono clothes lora (turtle school uniform lora) on a grandma", NOW) == [
+        "kimono",
+        "turtle",
+    ]

@@ -171,3 +171,8 @@ def test_a_name_written_with_a_hyphen_is_named_whole(checkin):
     )
     assert _set(result) == [("in-container", 0.7), ("lucy", 0.85)]
     assert result.prompt == "a lucy_kushinadaV2 curled up asleep inside a giant teacup, in container"
+
+
+def test_a_version_written_with_a_dot_after_v_picks_it(checkin):
+    result = checkin.ask("GHIBLI_Background v.4.0, a quiet village by the sea", NOW)
+    assert (result.status, result.checkpoint_id) == ("selected", "ghibli-4")

@@ -157,12 +157,11 @@ def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> 
         if merged:
             end = reference.spans[max(merged[-1])][1]
             start, stop = reference.spans[min(group)][0], reference.spans[max(group)][1]
-            opened = text[end:start].strip()
-            if (
-                _OPENED.fullmatch(opened)
-                and ")" in text[stop : stop + 8].split(",")[0]
-                and "(" not in text[start:stop]
-            ):
+            opened = _OPENED.fullmatch(text[end:start].strip())
+            closed = _CLOSED.match(text, stop)
+            # not a second model named in brackets after the first: "kimono clothes lora (turtle school uniform lora)"
+            both_kinds = bool(opened and opened.group(1)) and bool(closed and closed.group(1))
+            if opened and closed and "(" not in text[start:stop] and not both_kinds:
                 merged[-1] = merged[-1] | group
                 continue
         merged.append(set(group) | _name_in_brackets_after(text, reference, group, groups))
@@ -170,7 +169,9 @@ def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> 
 
 
 # a bracket opened right after a name, or after the kind word that closes it ("Pokemon LoRA (Ken Sugimori style)")
-_OPENED = re.compile(r"(?i)(?:(?:lora|locon|lycoris|embedding|ti|model)\s*)?\(")
+_MODEL_KINDS = r"lora|locon|lycoris|lyco|loha|embedding|embed|emb|ti|model"
+_OPENED = re.compile(rf"(?i)(?:({_MODEL_KINDS})\s*)?\(")
+_CLOSED = re.compile(rf"(?i)\s*(?:({_MODEL_KINDS})\b|[\w-]+)?\s*\)")  # "... LoRA)", "... style)", ")"
 _NAME_IN_BRACKETS = re.compile(r"\s*[(（]([^()（）]{1,40})[)）]")
 
 
@@ -221,9 +222,9 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         at = reference.text.casefold().find(maker.forms[0])
         return at >= 0 and in_brackets(reference.text, at)
 
-    def owning(maker_at: int) -> bool:  # "h_madoka's", "smhtbhfampaiさんの", "Kira_AI_Graphicsの"
+    def owning(maker_at: int) -> bool:
         ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
-        return bool(ends) and _OWNING.match(reference.text, ends[-1] - 2) is not None
+        return bool(ends) and re.match(r"['’]s\b", reference.text[ends[-1] - 2 : ends[-1] + 2]) is not None
 
     return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
 
@@ -540,7 +541,6 @@ _MODEL_WORDS = re.compile(
 _DESCRIBED_KINDS = r"(?:lora|locon|lycoris|embedding|model)"
 _DESCRIBING_KIND = re.compile(rf"(?i)\s+{_DESCRIBED_KINDS}\s+(?:that|which)\s+")
 _DESCRIBED = re.compile(rf"(?i)\b{_DESCRIBED_KINDS}\s+(?:that|which|for|to)\s+$")
-_OWNING = re.compile(r"..(?:(?<=['’]s)\b|\s*(?:さん|氏|님)?[の的의])")
 _OWNER_OPENS = re.compile(r"(\S+?)['’]s\s+\S")
 _OWNER_BEFORE = re.compile(r"([^\s'’]+)['’]s\s+$")
 _OWNED = re.compile(r"(?i)\b(?:my|your|our|use|using)\s+(?:the\s+)?(?:\w+\s+){0,3}$")

@@ -101,8 +101,9 @@ _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w
 _VERSION_WORDS = re.compile(
     r"(?P<what>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:version|edition|ver|build)\b"
     r"|\bthe\s+(?P<one>(?:[^\W_][\w'-]*\s+){0,2}[^\W_][\w'-]*)\s+(?:one|upload|file)\b(?!\s+(?:of|who|that|which)\b)"
-    # the word after it in the languages that say it so: "versão locon", "la versión chibi", "la version sans chapeau"
-    r"|\b(?:vers[ãa]o|versi[óo]n|versione|(?<=la\s)version)\s+(?P<after>[^\W\d_][\w'-]*)",
+    # the word after it in the languages that say it so: "versão locon", "la versión chibi" (no article after it)
+    r"|\b(?:vers[ãa]o|versi[óo]n|versione)\s+(?!(?:de|do|da|di|del|della|des|du|la|le|el|il|o|a)\b)"
+    r"(?P<after>[^\W\d_][\w'-]*)",
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
@@ -395,13 +396,16 @@ def _read_talk(intent: Intent) -> None:
     intent.selection_spans.extend(m.span() for m in _COLLECTION_TALK.finditer(intent.text))
 
 
+_WORDS_BEFORE = 40  # how far before a "no" the word it follows is looked for
+
+
 _DESCRIBING_ORDER = {"new", "newer", "newest", "old", "older", "oldest", "latest", "earlier", "later", "first", "last"}
 
 
 def inside_name(text: str, start: int) -> bool:
     """ "toyosatomimi no miko", "Majo No Tabitabi": a Japanese "no" at ``start`` between two words of a name, not
     "no offset"."""
-    before = text[:start]
+    before = text[max(0, start - _WORDS_BEFORE) : start]
     return (
         text[start : start + 3].lower() == "no "
         and bool(re.search(r"[^\W\d_]{2,}\s+$", before))
@@ -704,31 +708,32 @@ _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 _BRACKETED = re.compile(r"\(([^()]*)\)")
 _LITTLE_ZIPF = 6.0  # as frequent as a language's articles and prepositions ("le", "das", "by")
+# what a cut leaves of "(le LoRA de L_A_X)": a kind word, or the "by" a maker was said with ("(in the back)" stays)
+_CUT_LEFT = frozenset("lora loras locon lycoris embedding ti model by".split())
 
 
 def _only_little_words(inside: str) -> bool:
     """Is a bracket's inside, once the model's name was cut from it, only articles, prepositions and kind words ("le
     by", "das TI")?"""
     said = re.findall(r"[^\W\d_]+", inside.lower())
-    return bool(said) and all(
-        w in _KIND_LEFT or any(zipf_frequency(w, lang) >= _LITTLE_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
+    return bool(set(said) & _CUT_LEFT) and all(
+        w in _CUT_LEFT or any(zipf_frequency(w, lang) >= _LITTLE_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
         for w in said
     )
 
 
-_KIND_LEFT = frozenset("lora loras locon lycoris embedding ti model".split())
-
-
-def _unopened_closed(text: str) -> str:
-    """``text`` without the closing brackets that close nothing."""
+def _unopened_closed(text: str, cut: int) -> str:
+    """``text`` without the first ``cut`` round closing brackets that close nothing: those whose opening was cut with
+    a name ("Pokemon LoRA (Ken Sugimori style) v2"), not a smiley's or a list's ("a 1) cat 2) dog")."""
     kept, depth = [], 0
     for char in text:
-        if char in "([":
+        if char == "(":
             depth += 1
-        elif char in ")]":
-            if depth == 0:
+        elif char == ")":
+            if depth == 0 and cut > 0:
+                cut -= 1
                 continue
-            depth -= 1
+            depth = max(depth - 1, 0)
         kept.append(char)
     return "".join(kept)
 
@@ -750,7 +755,11 @@ def _without_chat(text: str) -> str:
 _TRAILING = re.compile(rf"(?i)(?:\b(?:of|from|in|on|at|with|using|by|the|an?|{TRAILING_FOREIGN})\s*)+$")
 # a last clause that comments on the picture or on what happens to it next: ", it'll be hilarious", "i'll upscale it"
 _ASIDE = re.compile(
-    r"(?i)[,;:.!?—–]\s*(?:it|that|this|i)(?:['’]ll|['’]d|\s+will|\s+would|['’]m\s+gonna)\b[^,;:.!?]*[.!?]*\s*$"
+    r"(?i)[,;:.!?—–]\s*(?:"
+    r"(?:it|that|this)(?:['’]ll|['’]d|\s+will|\s+would)\s+be\s+(?:so\s+|really\s+|very\s+|pretty\s+)?"
+    r"(?:hilarious|funny|fun|cool|great|awesome|amazing|perfect|epic|cute|lovely|nice|sick)"
+    r"|i(?:['’]ll|\s+will|['’]m\s+gonna)\s+(?:upscale|fix|edit|inpaint|touch\s+up|clean\s+up|crop)\b"
+    r")[^,;:.!?]*[.!?]*\s*$"
 )
 
 
@@ -805,7 +814,8 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"(?<![\w])['\"‘’“”](?![\w])", " ", text)  # quotes left around a cut name ("the 'other style'")
     text = re.sub(r"([(\[])\s*[,;]\s*|\s*[,;]\s*([)\]])", r"\1\2", text)  # "(justTNP, FFXIII)": a maker was cut
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
-    text = _unopened_closed(text)  # "... LoRA (Ken Sugimori style) v2": the bracket's inside was cut with its opening
+    # "... LoRA (Ken Sugimori style) v2": the bracket's inside was cut with its opening
+    text = _unopened_closed(text, intent.text.count("(") - text.count("("))
     text = _BRACKETED.sub(lambda m: " " if _only_little_words(m.group(1)) else m.group(0), text)  # "(le LoRA de X)"
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break

@@ -415,13 +415,12 @@ def _labelled_words(members: list[Ranked], words: list, counted: Callable[[int],
 
 
 _NEGATION = re.compile(r"(?i)\b(?:not|no|without|never)\b|n't\b")
-_CLAUSE_END = re.compile(r"[,;.!?]")
 
 
 def _negated(text: str, at: int) -> bool:
     """Is there a negation earlier in the clause of ``at`` ("the lora, not the TI"), not a Japanese "no" inside a
     name ("Elaina (Majo No Tabitabi) - LoRA")?"""
-    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, at)), default=0)
+    start = max(text.rfind(mark, 0, at) for mark in ",;.!?") + 1
     return any(not inside_name(text, m.start()) for m in _NEGATION.finditer(text, start, at))
 
 
@@ -445,40 +444,13 @@ def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     return kept or pool
 
 
-def _prefer_whole_name(reference: Reference, pool: list[Ranked]) -> list[Ranked]:
-    """ "top view perspective lora": the leaders whose whole name the request's phrase is, when others are called by
-    it only with a version label ("Perspectives Collection", version "Top View")."""
-    if not reference.phrase:
-        return pool
-    said = {"".join(reference.words[k].forms[0] for k in sorted(reference.phrase)), squash(_written_whole(reference))}
-    kept = [r for r in pool if squash(model_name(r.card)) in said]
-    phrase = [reference.words[k] for k in reference.phrase if reference.words[k].forms[0] not in STOPWORDS]
-    # not when another's name says the phrase too: "toph" is "Toph" and "Toph Beifong" alike
-    named_too = any(
-        all(field_tokens(model_name(r.card)).intersection(w.forms) for w in phrase) for r in pool if r not in kept
-    )
-    return kept if 0 < len(kept) < len(pool) and not named_too else pool
-
-
-def _written_whole(reference: Reference) -> str:
-    """The phrase as written, with the whole words it stands in ("in-container", whose "in" reads as a stopword)."""
-    text = reference.text
-    start = min(reference.spans[k][0] for k in reference.phrase)
-    end = max(reference.spans[k][1] for k in reference.phrase)
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "-_"):
-        start -= 1
-    while end < len(text) and (text[end].isalnum() or text[end] in "-_"):
-        end += 1
-    return text[start:end]
-
-
 _WRITTEN_JOINED = re.compile(r"[^\W_]+(?:[_-][^\W_]+)+")  # a word written with its joins, as trained words are
 
 
 def _prefer_trained_word(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     """ "corneo_dva": the leaders trained on a word the request writes whole with its joins, when some are and others
     are not ("corneo_black_cat_dva" of the same maker's Black Cat D.va)."""
-    written = {squash(m.group()) for m in _WRITTEN_JOINED.finditer(intent.text)}
+    written = {squash(m.group()) for m in _WRITTEN_JOINED.finditer(intent.text) if not is_english(squash(m.group()))}
     # not a word the models' names say ("the ink-free embedding" of "Style Ink Free" with one version's "Ink-Free")
     written = {w for w in written if not any(w in squash(model_name(r.card)) for r in pool)}
     if not written:
@@ -980,7 +952,7 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
         reason = "Close candidates exist, but every one is an embedding."
         return Decision("no_match", [], reason, [r.card for r in pool[:3]])
     pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
-    pool = _prefer_whole_name(ranking.reference, _prefer_trained_word(intent, pool))
+    pool = _prefer_trained_word(intent, pool)
     # "the one without the hat": the leaders that say so ("Elaina [No Hat]"), when some do
     pool = [r for r in pool if any(_says_without(r.card, w) for w in intent.excluded)] or pool
     cards = [r.card for r in pool]

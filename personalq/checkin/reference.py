@@ -133,7 +133,6 @@ _DESCRIPTION_FILLER = frozenset(
 _FOR_PICTURE = frozenset("for with of".split())  # after a named kind word these open the picture, not a description
 # words after which the model is named ("use ArtDecoAI", "using the amano lora", "by tokoat")
 _NAMING = frozenset("use using by utilise utiliser utilisez benutze nutze pakai".split())
-_BY_IN_OTHER_LANGUAGES = frozenset("de del di da do von par od".split())  # "by" before a creator's handle
 _ONE = frozenset("one version".split())  # "the h_madoka one": the version a creator made
 # what a creator did to a model, said after their handle ("alicefir made a ... lora", "den2 did a chibi lora")
 _MADE_IT = frozenset("made did trained created uploaded posted released shared".split())
@@ -351,14 +350,14 @@ def _covered(start: int, end: int, spans_: list[tuple[int, int]]) -> bool:
     return any(start < e and s < end for s, e in spans_)
 
 
-def _names_not_function_words(lowered: list[str], written: list[str]) -> list[str]:
+def _names_not_function_words(lowered: list[str], written: list[str], spells: Callable[[str], bool]) -> list[str]:
     """In a request in English, another language's function word is a word like any other: "yang xiao long" is a
     name, not Indonesian "which". A request is in another language when it has two of that language's function
     words, or two of its everyday words (wordfreq's, no common English word: "gibt es", "tu as"), or Cyrillic; then
     every listed function word stays one (the languages share words: "du", "de") and the everyday words name nothing
     ("es" is no "Es (BlazBlue)"). In an English request the word is written in capitals, which no word list holds, so
-    that nothing reads it as a function word. An everyday word written as the first of a capitalised name ("Mai
-    Natsume qui révise ...": French "mai" is May) is the name's."""
+    that nothing reads it as a function word. An everyday word written as the first of a capitalised name some card
+    spells ("Mai Natsume qui révise ...": French "mai" is May) is the name's ("Ahora Kanna ..." is "now")."""
     said = set(lowered)
     languages = [
         lang
@@ -370,7 +369,7 @@ def _names_not_function_words(lowered: list[str], written: list[str]) -> list[st
 
         def named(i: int) -> bool:
             following = written[i + 1] if i + 1 < len(written) else ""
-            return _capitalised(written[i]) and _capitalised(following) and not _everyday(lowered[i + 1], languages)
+            return _capitalised(written[i]) and _capitalised(following) and spells(f"{written[i]} {following}")
 
         return ["" if _everyday(w, languages) and not named(i) else w for i, w in enumerate(lowered)]
     if any(_CYRILLIC.search(w) for w in said):
@@ -462,7 +461,7 @@ def read_reference(
         w if w not in ACTION_VERBS or not (_is_verb(lowered, i) or _break(text, runs, i)) or opens_name(i) else ""
         for i, w in enumerate(lowered)
     ]  # a verb that opens a sentence asks ("... her face. mix mayuzumi fuyuko and ...")
-    lowered = _names_not_function_words(lowered, [text[s:e] for s, e, _ in runs])
+    lowered = _names_not_function_words(lowered, [text[s:e] for s, e, _ in runs], spells)
     # German "du" after its verb ("kannst du ... malen?") is "you", not French "from"
     lowered = ["you" if w == "du" and i > 0 and lowered[i - 1].endswith("st") else w for i, w in enumerate(lowered)]
     # "girl model kit lora": "model" before what it is a model of is a word of the name, and "a model strutting down
@@ -698,12 +697,6 @@ def read_reference(
                 made_by(i)
             else:
                 forward(i)
-        elif (
-            word in _BY_IN_OTHER_LANGUAGES
-            and _said_next(text, runs, i)
-            and only_creators(handle := _joined_on(text, runs, i + 1))
-        ):
-            made_by(i)  # "GHIBLI_Background de mccc", "das TI von nikhilprasanth": a handle only a creator has
         elif (
             word == "from"
             and i > 0
