@@ -708,15 +708,14 @@ _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 
 _BRACKETED = re.compile(r"\(([^()]*)\)")
 _LITTLE_ZIPF = 6.0  # as frequent as a language's articles and prepositions ("le", "das", "by")
-# what a cut leaves of "(le LoRA de L_A_X)": a kind word, or the "by" a maker was said with ("(in the back)" stays)
-_CUT_LEFT = frozenset("lora loras locon lycoris embedding ti model by".split())
+_CUT_LEFT = frozenset("lora loras locon lycoris embedding ti model".split())  # kind words a cut may leave
 
 
 def _only_little_words(inside: str) -> bool:
     """Is a bracket's inside, once the model's name was cut from it, only articles, prepositions and kind words ("le
     by", "das TI")?"""
     said = re.findall(r"[^\W\d_]+", inside.lower())
-    return bool(set(said) & _CUT_LEFT) and all(
+    return bool(said) and all(
         w in _CUT_LEFT or any(zipf_frequency(w, lang) >= _LITTLE_ZIPF for lang in ("en", *REQUEST_LANGUAGES))
         for w in said
     )
@@ -816,7 +815,12 @@ def prompt_text(intent: Intent, naming: list[tuple[int, int]] = (), slots: Seque
     text = re.sub(r"[(\[]\s*[)\]]", " ", text)  # brackets left around a cut phrase ("(the kozue one)")
     # "... LoRA (Ken Sugimori style) v2": the bracket's inside was cut with its opening
     text = _unopened_closed(text, intent.text.count("(") - text.count("("))
-    text = _BRACKETED.sub(lambda m: " " if _only_little_words(m.group(1)) else m.group(0), text)  # "(le LoRA de X)"
+    # "(le LoRA de L_A_X)" left as "(le by)": a bracket a cut left with little words goes ("(come with me)" as written
+    # stays)
+    said = intent.text.casefold()
+    text = _BRACKETED.sub(
+        lambda m: " " if _only_little_words(m.group(1)) and m.group(0).casefold() not in said else m.group(0), text
+    )
     text = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,.;:-–—")
     text = re.sub(r"\s+[-–—]+(?=\s*[,;:.]|$)", "", text)  # "<trigger> -, red fox": a dash left before a break
     text = re.sub(r"([,;:])(?:\s*[,;:\-–—])+(?=\s)", r"\1", text)  # "mirelle,, dancing": the clause between was cut
