@@ -312,7 +312,7 @@ def _named_opening(
             )
             # (a creator's possessive before it says a model's name opens there: "dksdkffiwna's laffey half asleep")
             owned = _OWNER_BEFORE.search(intent.text, 0, at)
-            made = owned is not None and _a_handle_said(index, owned.group(1))
+            made = owned is not None and _a_handle(index, owned.group(1))
             spelled = start == 0 and alone and (made or _opens_alone(reference, ordered, text))
         else:
             spelled = index.spells_name(text) or index.spells_file(text)
@@ -322,22 +322,18 @@ def _named_opening(
         as_kept = [kept if group == words else group for group in groups]
         part = _part_reference(reference, kept, as_kept)
         # and a handle left over is who made it ("la mash kyrielight de justTNP qui ...")
-        handles = [reference.words[k] for k in sorted(words - kept) if _a_handle(index, reference.words[k])]
+        handles = [reference.words[k] for k in sorted(words - kept) if _a_handle(index, reference.words[k].forms[0])]
         ranking = retrieve(cache, intent, replace(part, makers=part.makers + handles))
         if _names_model(cache, ranking, kept):
             return kept, ranking
     return None
 
 
-def _a_handle(index: SelectionIndex, word) -> bool:
-    """Is a request word a creator's handle as written, and no word of any language ("justtnp", not "art")?"""
-    return bool(index.made_by(word.forms)) and is_coined(word.forms[0])
-
-
-def _a_handle_said(index: SelectionIndex, said: str) -> bool:
-    """Is ``said`` (as written) a creator's handle and no English word ("dksdkffiwna", not "tom")?"""
+def _a_handle(index: SelectionIndex, said: str) -> bool:
+    """Is ``said`` (as written) a creator's handle and no word of any language ("justtnp", "dksdkffiwna"; not "art",
+    "tom")?"""
     handle = squash(said)
-    return bool(index.made_by((handle,))) and not is_english(handle)
+    return bool(index.made_by((handle,))) and is_coined(handle)
 
 
 TRAINED_RUN_WORDS = 4  # the most words a joined trained word may be written as ("david moreno architecture")
