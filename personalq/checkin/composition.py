@@ -209,18 +209,18 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
     """The creators said of the part named by ``words``: each maker goes with the name nearest it ("laika_slime_300
     wearing zhuym's lolita dress lora": zhuym made the dress, not Laika)."""
 
+    # a maker in brackets was said of the name before them ("Skadi ... (le LoRA de L_A_X) ..., GHIBLI_Background")
+    said = reference.text.casefold()
+    bracketed = {
+        m.position for m in reference.makers if (at := said.find(m.forms[0])) >= 0 and in_brackets(reference.text, at)
+    }
+
     def distance(maker_at: int, group: set[int]) -> tuple[bool, int, bool]:
         at = [reference.words[k].position for k in group]
         near = 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
-        # a maker in brackets was said of the name before them ("Skadi ... (le LoRA de L_A_X) ..., GHIBLI_Background")
-        aside = bracketed(maker_at) and min(at) > maker_at
+        aside = maker_at in bracketed and min(at) > maker_at
         # between two names, an owner's goes with the one after it ("otzk + manamomo's jitome")
         return aside, near, not (owning(maker_at) and min(at) > maker_at)
-
-    def bracketed(maker_at: int) -> bool:
-        maker = next(m for m in reference.makers if m.position == maker_at)
-        at = reference.text.casefold().find(maker.forms[0])
-        return at >= 0 and in_brackets(reference.text, at)
 
     def owning(maker_at: int) -> bool:
         ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
@@ -530,8 +530,8 @@ def _joined_names(cache: CardCache, text: str, reference: Reference, groups: lis
 
 
 _MODEL_WORDS = re.compile(
-    r"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:lora|loras|locon|lycoris|lyco|loha|embedding|embed|emb|ti|model|checkpoint|"
-    r"dreambooth)(?:\b|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"  # "LoRAに", "LoRA로": a particle follows
+    rf"(?i)^(?:\s*(?:\w+\s+)?|[\s,]*)(?:loras|{_MODEL_KINDS}|checkpoint|dreambooth)"
+    r"(?:\b|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"  # "LoRAに", "LoRA로": a particle follows
 )
 # a model said by what it does: "the lora that swaps the lower jaw for cybernetic parts"
 _DESCRIBED_KINDS = r"(?:lora|locon|lycoris|embedding|model)"

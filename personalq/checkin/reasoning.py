@@ -43,7 +43,7 @@ from personalq.checkin.reference import (
     Reference,
     labels_number,
 )
-from personalq.checkin.retrieval import FULL_COVERAGE, UNSPACED_SERIES_COVERAGE, Ranked, Ranking
+from personalq.checkin.retrieval import FULL_COVERAGE, UNSPACED_SERIES_COVERAGE, Ranked, Ranking, maker_made
 from personalq.checkin.roles import ROLE_KINDS, STYLE_WORDS, is_character, is_style
 from personalq.checkin.tokens import field_tokens, fold, is_english, is_unspaced, squash
 from personalq.checkin.tokens import words as words_in
@@ -798,7 +798,7 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
         return []
     leader = pool[0]
     if reference.makers:  # "top view perspective lora by antonio_riolo2610": who made it is said, theirs are apart
-        candidates = [r for r in candidates if _made_by_said(reference, r.card)]
+        candidates = [r for r in candidates if any(maker_made(maker, r.card) for maker in reference.makers)]
     naming = {k for k in reference.phrase or reference.head if reference.words[k].forms[0] not in STOPWORDS}
     # the series follows who is from it ("iroha from samurai shodown"); a name that opens with it is all name
     first = min(naming - reference.series, default=len(reference.words))
@@ -839,12 +839,6 @@ def _namesakes(reference: Reference, candidates: list[Ranked], pool: list[Ranked
         ):
             found.append(r)
     return found
-
-
-def _made_by_said(reference: Reference, card: StoredCheckpoint) -> bool:
-    """Did a creator the request names make ``card``?"""
-    made = field_tokens(card.creator or "")
-    return any(made.intersection(maker.forms) for maker in reference.makers)
 
 
 _BRACKETED = re.compile(r"[\[(（【][^\])）】]*[\])）】]")

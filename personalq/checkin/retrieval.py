@@ -353,14 +353,18 @@ def _from_series(index: SelectionIndex, reference: Reference, candidates: list[R
     return bool(known) and not named
 
 
+def maker_made(maker: QueryWord, card: StoredCheckpoint) -> bool:
+    """Did the creator a request said (``maker``, as its handle's forms) make ``card``?"""
+    return bool(card.creator) and bool(field_tokens(card.creator).intersection(maker.forms))
+
+
 def _by_makers(reference: Reference, candidates: list[Ranked]) -> str:
     """ "lykon's hatsune miku", "kafka by zakp": only the candidates the said creator made stay named (the others
     keep their scores with no coverage, as the nearest), and with the maker, part of the name names one; returns
     the creator when they made none of them."""
     missing = ""
     for maker in reference.makers:
-        forms = set(maker.forms)
-        theirs = {id(r) for r in candidates if r.card.creator and forms & field_tokens(r.card.creator)}
+        theirs = {id(r) for r in candidates if maker_made(maker, r.card)}
         if not any(r.coverage > 0 for r in candidates if id(r) in theirs):  # they made nothing the request names
             missing = missing or maker.forms[0]
         for r in candidates:
