@@ -237,6 +237,38 @@ def split_negative(text: str) -> tuple[str, str]:
     return text[: m.start()].strip(" ,;"), " ".join(m.group("negative").split()).strip(" ,;)")
 
 
+# an item of a negative prompt that calls an embedding by its trained word and kind, rather than writing the word
+# alone: "civitai's greyscale embedding", "the line-art embedding from civitai", "summer4love263's gross embedding"
+_CALLED_EMBEDDING = re.compile(
+    r"(?i)^(?:(?:the|my|a|an|that)\s+)?(?:(?P<owner>[^\s'’]+)['’]s\s+)?(?P<name>.+?)\s+(?:negative\s+)?"
+    r"(?:embedding|embed|ti|textual inversion)(?:\s+(?:from|by|de|von|od|di|da|par)\s+(?P<maker>\S+))?$"
+)
+
+
+def called_embedding(item: str, index: SelectionIndex) -> tuple[StoredCheckpoint, str] | None:
+    """The embedding a negative prompt's ``item`` calls by its trained word and kind, by the maker it names if any,
+    and that word; said so, an everyday word ("greyscale") names the embedding trained on it."""
+    m = _CALLED_EMBEDDING.match(item.strip())
+    if m is None:
+        return None
+    maker = m.group("owner") or m.group("maker")
+    cards = [
+        c for c in index.embeddings_trained_on(m.group("name")) if not maker or squash(maker) == squash(c.creator)
+    ]
+    return (cards[0], m.group("name")) if len(cards) == 1 else None
+
+
+def trained_words_in_negative(negative: str, index: SelectionIndex) -> str:
+    """``negative`` with each item that calls an embedding (see :func:`called_embedding`) written as its trained word
+    alone ("civitai's greyscale embedding" -> "greyscale"): the word is how the pipeline applies the embedding."""
+
+    def written(item: str) -> str:
+        called = called_embedding(item, index)
+        return item if called is None else item.replace(item.strip(), called[1])
+
+    return ",".join(written(item) for item in negative.split(",")) if negative else negative
+
+
 # the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
 _JOINED_BEFORE = re.compile(
     r"(?i)\s*(?:\band|\bwith|\bplus|\bx|\bw/|\+|&)\s*(?:(?:the|my|your)\s+)?(?:[\w.-]+['’]s\s+)?"  # "+ manamomo's"
@@ -527,11 +559,14 @@ class CheckIn:
     # -- internals -------------------------------------------------------------------------------------
 
     def _named_in_negative(self, negative: str) -> list[StoredCheckpoint]:
-        """The embeddings a negative prompt names by their trained word, each an item of its own ("blurry, ngng00"):
-        written there, the word is how the WebUI applies the embedding, so it is part of the picture's set."""
+        """The embeddings a negative prompt names by their trained word, each an item of its own ("blurry, ngng00"), or
+        calls so ("civitai's greyscale embedding"): written there, the word is how the WebUI applies the embedding, so
+        it is part of the picture's set."""
         index = self.cache.index()
         found = (
-            index.embedding_trained_on(WEBUI_EMPHASIS.sub(r"\g<tag>", item).strip()) for item in negative.split(",")
+            index.embedding_trained_on(WEBUI_EMPHASIS.sub(r"\g<tag>", item).strip())
+            or (called_embedding(item, index) or (None,))[0]
+            for item in negative.split(",")
         )
         return list({card.id: card for card in found if card is not None}.values())
 
@@ -621,6 +656,7 @@ class CheckIn:
             named = self._named_in_negative(negative)
             in_negative = card.id in {c.id for c in named}
             prompt = self._prompt(query, now, None if in_negative else card, reading, contenders)
+            negative = trained_words_in_negative(negative, self.cache.index())
             if is_negative_embedding(card):
                 negative = with_negative(negative, card, query)
             result = CheckinResult(
@@ -795,7 +831,7 @@ class CheckIn:
         ]
         picks = self._with_named_in_negative(picks, self._named_in_negative(state.negative))
         prompt = self._composed_prompt(query, now, [(set(p.words), c) for p, c in zip(state.parts, cards)], reading)
-        negative = state.negative
+        negative = trained_words_in_negative(state.negative, self.cache.index())
         for card in cards:
             if is_negative_embedding(card):
                 negative = with_negative(negative, card, query)
@@ -858,6 +894,7 @@ class CheckIn:
                 text = rewrite_prompt(text, card, request=query, mark=mark, stand_in=stand_in)
         # a trigger-less part leaves its comma, brackets, or the word that led into it ("by the fire in")
         text = re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")
+        text = re.sub(r"\s*,\s*(?=[:;.!?])", "", text)  # "makima,: drizzling ..." of a last part's empty slot
         text = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", text)
         return _LEFT_LEADING.sub("", text).rstrip(" ,;") if emptied else text
 

@@ -12,14 +12,16 @@ bases, or two full models, are refused with both named.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, numbered_titles
-from personalq.checkin.intent import Intent, version_number
+from personalq.checkin.intent import VERSION_WORD, Intent, version_number
 from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_LABEL, MODEL_COMPOUNDS
-from personalq.checkin.reasoning import MIN_COVERAGE, Decision
+from personalq.checkin.reasoning import MIN_COVERAGE, Decision, kinds_named
 from personalq.checkin.reference import (
+    _BY_IN_OTHER_LANGUAGES,
     CLAUSE_BREAK,
     KIND_WORDS,
     LISTING,
@@ -42,6 +44,7 @@ from personalq.checkin.retrieval import (
     retrieve,
 )
 from personalq.checkin.rewrite import variants
+from personalq.checkin.titles import segments
 from personalq.checkin.tokens import COMMON_ZIPF, field_tokens, is_coined, is_english, is_word, squash
 from personalq.checkin.tokens import words as words_in
 from personalq.repository.base_models import architecture_of, describe
@@ -195,6 +198,32 @@ def _name_in_brackets_after(text: str, reference: Reference, group: set[int], gr
     return inside if name else set()
 
 
+# what stands between a part's name and the handle of who made it: "carrot style by inzaniak", "4shot-stil von
+# inzaniak", "the ink lora from someone"
+_MADE_BY = re.compile(
+    r"(?i)^(?:[\s-]*(?:"
+    + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
+    + r")\b)*\s*(?:by|from|"
+    + "|".join(_BY_IN_OTHER_LANGUAGES)
+    + r")\s+$"
+)
+
+
+def _without_makers_after(
+    text: str, reference: Reference, groups: list[set[int]], is_creator: Callable[[str], bool]
+) -> list[set[int]]:
+    """``groups`` less each one-word group that is a creator's handle said after another part as who made it ("carrot
+    style by inzaniak": Inzaniak's own "Lazy Textual Inversions" are no part of it)."""
+    kept: list[set[int]] = []
+    for words in sorted(groups, key=min):
+        k = min(words)
+        before = text[reference.spans[max(kept[-1])][1] : reference.spans[k][0]] if kept else ""
+        if len(words) == 1 and _MADE_BY.match(before) and is_creator(reference.words[k].forms[0]):
+            continue
+        kept.append(words)
+    return kept
+
+
 def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
     """The request read for one part: its words are the name, the scene's words still weigh as content, and the
     other parts' words count for nothing (they are evidence for other models)."""
@@ -215,12 +244,25 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         m.position for m in reference.makers if (at := said.find(m.forms[0])) >= 0 and in_brackets(reference.text, at)
     }
 
-    def distance(maker_at: int, group: set[int]) -> tuple[bool, int, bool]:
+    def distance(maker_at: int, group: set[int]) -> tuple[bool, bool, int, bool]:
         at = [reference.words[k].position for k in group]
         near = 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
         aside = maker_at in bracketed and min(at) > maker_at
-        # between two names, an owner's goes with the one after it ("otzk + manamomo's jitome")
-        return aside, near, not (owning(maker_at) and min(at) > maker_at)
+        # between two names, an owner's goes with the one after it ("otzk + manamomo's jitome"), and a maker goes
+        # with the name no comma or connector parts it from ("kaltsit + impossiblebearcl4060 scouttrooper suit lora",
+        # "KDA Kai'sa Popstar v2.2 by Sasukelric, <lora:...>")
+        return aside, parted(maker_at, group), near, not (owning(maker_at) and min(at) > maker_at)
+
+    def parted(maker_at: int, group: set[int]) -> bool:
+        spans = [span for w, span in zip(reference.words, reference.spans) if w.position == maker_at]
+        at = [reference.words[k].position for k in group]
+        if not spans or min(at) <= maker_at <= max(at):
+            return False
+        if min(at) > maker_at:
+            between = reference.text[spans[-1][1] : reference.spans[min(group)][0]]
+        else:
+            between = reference.text[reference.spans[max(group)][1] : spans[0][0]]
+        return _BETWEEN_NAMES.search(between) is not None and not re.fullmatch(r"(?i)\s*(?:by|from)?\s*", between)
 
     def owning(maker_at: int) -> bool:
         ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
@@ -455,8 +497,11 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
     )
 
 
-# what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora"
-_BEFORE_VERSION = re.compile(r"(?:\s*(?:style|lora|embedding|model)\b)*\s*\(?", re.I)
+# what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora",
+# "ancient-ruin TI v1.0", "Corneo's Mercy (embedding 2.0.0)"
+_BEFORE_VERSION = re.compile(
+    r"(?:\s*\(?\s*(?:" + "|".join(sorted(KIND_WORDS, key=len, reverse=True)) + r")\b)*\s*\(?", re.I
+)
 
 
 def _with_own_version(scoped: Intent, span: tuple[int, int], said: Intent) -> Intent:
@@ -508,9 +553,14 @@ def _strengths(intent: Intent, spans: list[tuple[int, int]]) -> list[float | Non
 
 def _joined_names(cache: CardCache, text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
     """Neighbouring names with only a connector between them are one when a card is called by both together
-    ("simple light and shadow", "tom and jerry")."""
+    ("simple light and shadow", "tom and jerry"); not by a word both say ("Corneo's Brigitte and corneo_dva": two
+    of one maker's models)."""
     index = cache.index()
     joined: list[set[int]] = []
+
+    def forms(found: set[int]) -> set[str]:
+        return {reference.words[k].forms[0] for k in found}
+
     for words in groups:
         if joined:
             between = reference.spans[max(joined[-1])][1], reference.spans[min(words)][0]
@@ -520,9 +570,14 @@ def _joined_names(cache: CardCache, text: str, reference: Reference, groups: lis
                 both = [
                     i
                     for i, found in evidence.matched.items()
-                    if found & joined[-1] and found & words and evidence.coverage[i] >= ONE_MODEL_COVERAGE
+                    if forms(found & joined[-1]) - forms(words)
+                    and forms(found & words) - forms(joined[-1])
+                    and evidence.coverage[i] >= ONE_MODEL_COVERAGE
                 ]
-                if both:
+                said_again = forms(words) <= forms(joined[-1]) or forms(joined[-1]) <= forms(words)
+                # "SALAMANDER's Arknights Saga and SALAMANDER's La-Pluma": an owner said again opens another name
+                owned_again = _OWNER_OPENS.match(text, reference.spans[min(words)][0]) is not None
+                if (both and not owned_again) or said_again:
                     joined[-1] = union
                     continue
         joined.append(set(words))
@@ -682,6 +737,7 @@ def compose(
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
     # "caenis (sialiasialis, v.1.0)": a version said is no name
     groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for _, said in intent.version_marks)]
+    groups = _without_makers_after(intent.text, reference, groups, cache.index().is_creator)
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
     trained = _trained_words(cache, reference, groups)
@@ -724,7 +780,11 @@ def compose(
                 continue  # not called a model, and no model is called so: the picture ("the captain's chair")
             else:
                 words, ranking = named
-        parts.append(Part(words, ranking, decide(scoped, ranking), weights[i], marked=marked))
+        decision = decide(scoped, ranking)
+        if marked or len(words) > 1:  # one plain word several models fit may be the picture's ("in summer")
+            following = span_of(reference, groups[i + 1])[0] if i + 1 < len(groups) else len(intent.text)
+            decision = _answered_by_part(decision, reference, words, intent.text[spans[i][1] : following])
+        parts.append(Part(words, ranking, decision, weights[i], marked=marked))
     parts += tagged
     if len(parts) < 2:
         return None
@@ -748,6 +808,82 @@ def compose(
     if len(parts) < 2:
         return None
     return Composition(parts, refusal=_refusal(parts))
+
+
+def _name_words(text: str) -> frozenset[str]:
+    """The words that name something in ``text``: no kind, function or version words ("the offset noise lora v2" ->
+    {"offset", "noise"})."""
+    return frozenset(w for w in words_in(text) if w not in KIND_WORDS | STOPWORDS and not VERSION_WORD.match(w))
+
+
+def _run(text: str) -> str:
+    """``text`` run together without accents: what another name holds when it says the same words in a row
+    ("gustavedore" of "Paradise Lost Gustave Dore 1866")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", squash(text)) if not unicodedata.combining(c))
+
+
+def _said_run(text: str) -> str:
+    """The run (see :func:`_run`) of a part's words less kind words and the function words around them ("in a
+    Gustave Doré style" -> "gustavedore")."""
+    said = [w for w in re.findall(r"\w+", text.casefold()) if w not in KIND_WORDS]
+    while said and said[0] in STOPWORDS:
+        said.pop(0)
+    while said and said[-1] in STOPWORDS:
+        said.pop()
+    return _run(" ".join(said))
+
+
+def _answered_by_part(decision: Decision, reference: Reference, words: set[int], after: str) -> Decision:
+    """A part's question among models, answered by what the part itself says of its model: a name said whole
+    (:func:`_named_whole`), a number its name holds ("the Backrooms Level 0 LoRA", not "Level 2"; "isometric dreams
+    2000"), the kind said right ``after`` it ("Lucy Heartfilia LoRA ..., with the Flower girl embedding": the LoRA,
+    though the request says "embedding" too)."""
+    if decision.status != "clarify":
+        return decision
+    start, end = span_of(reference, words)
+    remaining = decision.remaining
+    numbers = set(re.findall(r"(?<![\d.])\d+(?![\d.])", reference.text[start:end]))
+    if numbers:
+        remaining = [
+            c for c in remaining if numbers <= set(re.findall(r"\d+", f"{c.name} {c.version or ''}"))
+        ] or remaining
+    clause = re.split(r"[,;:.!?+]|\s[-–—/]\s", after, maxsplit=1)[0]
+    kinds = kinds_named(clause)[0]
+    if kinds:
+        remaining = [c for c in remaining if c.kind in kinds] or remaining
+    if len(remaining) == 1:
+        return Decision("selected", remaining)
+    if len(remaining) < len(decision.remaining):
+        decision = replace(decision, remaining=remaining, reason=f"{len(remaining)} checkpoints fit")
+    return _named_whole(decision, reference, words)
+
+
+def _named_whole(decision: Decision, reference: Reference, words: set[int]) -> Decision:
+    """A part's question among models, one of which a part's words name whole, is answered by that one: a request
+    that lists several models writes each by its name ("the offset noise lora": "[LoCon/LoRA] Offset noise", not
+    "rMadArt3_NoiseOffset"; "Star Trek Uniforms", not "Star Trek TNG uniforms"). It stays a question where another
+    model says the same words in a row inside a longer name ("Gothic Horror Style" and "GothicHorrorAI") or shares a
+    proper name with it ("Higuchi Madoka" and "character-Madoka"): those are the same thing by two makers."""
+    if decision.status != "clarify":
+        return decision
+    start, end = span_of(reference, words)
+    said, run = _name_words(reference.text[start:end]), _said_run(reference.text[start:end])
+    if not said or not run:
+        return decision
+
+    def named_by(card: StoredCheckpoint) -> bool:  # some title of its name is the words said, less its maker's
+        name, maker = model_name(card), _name_words(card.creator or "")
+        return any(_name_words(title) - maker == said - maker for title in (name, *segments(name)))
+
+    named = [c for c in decision.remaining if named_by(c)]
+    models = {c.family or c.id for c in named}
+    others = [c for c in decision.remaining if (c.family or c.id) not in models]
+    proper = {w for w in said if not is_english(w)}
+    if len(models) != 1 or not others or any(run in _run(c.name) or proper & _name_words(c.name) for c in others):
+        return decision
+    if len(named) == 1:
+        return Decision("selected", named)
+    return replace(decision, remaining=named, reason=f"{len(named)} versions of {model_name(named[0])} fit")
 
 
 def _plain_words_of_many(part: Part, reference: Reference, spells: Callable[[str], bool]) -> bool:

@@ -652,6 +652,10 @@ class SelectionIndex:
         "hk-clouds", "trash polka artstyle" of "trash-polka-artstyle")? Spaced, it is still that token."""
         return squash(text) in self._joined_trained and self.owns_trigger(text)
 
+    def embeddings_trained_on(self, text: str) -> list[StoredCheckpoint]:
+        """The embeddings trained on the word ``text`` is."""
+        return [self.cards[i] for i in self._embeddings.get(squash(text), [])]
+
     def embedding_trained_on(self, text: str) -> StoredCheckpoint | None:
         """The one embedding trained on the word ``text`` is, when one alone is ("ngng00", "dangercrow"): written in
         a negative prompt, that word is how the WebUI uses the embedding."""

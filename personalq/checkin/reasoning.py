@@ -424,7 +424,7 @@ def _negated(text: str, at: int) -> bool:
     return any(not inside_name(text, m.start()) for m in _NEGATION.finditer(text, start, at))
 
 
-def _kinds_named(text: str) -> tuple[set[str], set[str]]:
+def kinds_named(text: str) -> tuple[set[str], set[str]]:
     """The kinds of checkpoint ``text`` asks for and those it rules out: "the embedding" asks for a textual
     inversion, "the lora, not the TI" for a LoRA and not a textual inversion."""
     wanted, refused = set(), set()
@@ -437,7 +437,7 @@ def _kinds_named(text: str) -> tuple[set[str], set[str]]:
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     """ "the embedding" / "the lora, not the TI": the leaders of the kind asked for (or not of a kind ruled out), when
     some are."""
-    wanted, refused = _kinds_named(intent.text)
+    wanted, refused = kinds_named(intent.text)
     if not wanted and not refused:
         return pool
     kept = [r for r in pool if (r.card.kind in wanted if wanted else r.card.kind not in refused)]
@@ -942,7 +942,7 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
     several are a question."""
     # "okabe as a lora, not the embedding": every leader an embedding is no match ("not the lora" may still be a
     # LoCon, which is a LoRA file too)
-    if "textual_inversion" in _kinds_named(intent.text)[1] and all(r.card.kind == "textual_inversion" for r in pool):
+    if "textual_inversion" in kinds_named(intent.text)[1] and all(r.card.kind == "textual_inversion" for r in pool):
         reason = "Close candidates exist, but every one is an embedding."
         return Decision("no_match", [], reason, [r.card for r in pool[:3]])
     pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
@@ -994,7 +994,7 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
     scored = [r for r in candidates if r.total > 0]
     steps = constraints(intent, [r.card for r in candidates])
     ordered = intent.order or intent.version_order or intent.used_order
-    if not scored and not steps and not ordered and not any(_kinds_named(intent.text)):
+    if not scored and not steps and not ordered and not any(kinds_named(intent.text)):
         return Decision("no_match", [r.card for r in candidates], "The answer fits none of the options.")
     if scored:
         best = max(r.total for r in scored)
@@ -1009,4 +1009,4 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
     return Decision("selected" if len(cards) == 1 else "clarify", cards)
 
 
-__all__ = ["Decision", "constraints", "decide", "features", "narrow", "rank", "version_matches"]
+__all__ = ["Decision", "constraints", "decide", "features", "kinds_named", "narrow", "rank", "version_matches"]

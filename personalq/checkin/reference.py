@@ -1124,7 +1124,14 @@ def _listed(
             i += 1
             continue
         if not joins(j):
-            break  # the scene began after this name: it is the picture's subject
+            # the scene began after this name: it is the picture's subject; so is a name listed with it ("Sans and
+            # Toriel telling knock-knock jokes"), said as names are: no English word alone, or words each capitalised
+            # ("Ashe and Star Guardian Lux having a picnic")
+            capitalised = len(taken) > 1 and all(text[runs[k][0]].isupper() for k in taken)
+            named = capitalised or not all(is_english(lowered[k]) for k in taken)
+            if connected and names and lowered[i - 1] in _AND and named:
+                names.append(taken)
+            break
         # after the last kind word only a connector lists a name: "the alleyway lora, rainy night" is the picture
         if (
             (not kinds or min(taken) < last_kind or connected or weighted(max(taken)))
