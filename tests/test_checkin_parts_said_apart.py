@@ -7,6 +7,7 @@ negative prompt calls by its trained word, kind and maker ("civitai's greyscale 
 prompt saying its word."""
 
 import datetime as dt
+import re
 
 import pytest
 from factories import checkin_among_many
@@ -43,6 +44,8 @@ CARDS = [
          creator="civitai"),
     dict(card_id="mono", name="Monochrome Manga", tags=["style"], triggers=["greyscale", "monochrome"],
          creator="inky"),
+    dict(card_id="umbrella", name="Red Umbrella", tags=["concept"], triggers=["red umbrella"], creator="rain"),
+    dict(card_id="mistoon", name="Mistoon Anime Style", tags=["style"], triggers=["mistoon"], creator="Mistoon"),
     dict(card_id="makima-1", family="makima", version="1.0", name="makima embedding", kind="textual_inversion",
          tags=["character"], triggers=["EMB_sksmakima"], creator="BBBGaming", created_at="2023-01-01"),
     dict(card_id="makima-2", family="makima", version="1.1", name="makima embedding", kind="textual_inversion",
@@ -116,3 +119,25 @@ def test_a_handle_after_a_part_is_who_made_it_and_a_bracketed_number_its_version
     )
     assert _set(result) == [("carrot", 1.0), ("makima-2", 1.0)]
     assert result.prompt == "EMB_sksmakimatest: drizzling syrup over pancakes in a diner"
+
+
+def test_a_number_in_brackets_or_a_date_is_no_version():
+    from personalq.checkin.intent import parse_intent
+
+    for text in ("makima lora, holding a cat (1.2)", "a calendar showing 12.05.2024", "a scoreboard reading 3.1.4"):
+        assert parse_intent(text, NOW).version is None, text
+
+
+def test_a_title_case_request_lists_no_everyday_words(checkin):
+    result = checkin.ask("Sans And Red Umbrella Standing In The Rain", NOW)
+    assert _set(result) == [("sans", 1.0)]
+
+
+def test_a_style_of_an_artist_in_a_romance_language_stays_a_part(checkin):
+    result = checkin.ask("sans lora estilo de mistoon, en la playa", NOW)
+    assert _set(result) == [("mistoon", 1.0), ("sans", 1.0)]
+
+
+def test_an_emoticon_tag_keeps_its_comma(checkin):
+    result = checkin.ask("Sans and Toriel, :d, blush, telling jokes by a door", NOW)
+    assert re.search(r"toriel,\s*:d, blush", result.prompt)

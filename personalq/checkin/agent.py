@@ -240,33 +240,36 @@ def split_negative(text: str) -> tuple[str, str]:
 # an item of a negative prompt that calls an embedding by its trained word and kind, rather than writing the word
 # alone: "civitai's greyscale embedding", "the line-art embedding from civitai", "summer4love263's gross embedding"
 _CALLED_EMBEDDING = re.compile(
-    r"(?i)^(?:(?:the|my|a|an|that)\s+)?(?:(?P<owner>[^\s'’]+)['’]s\s+)?(?P<name>.+?)\s+(?:negative\s+)?"
-    r"(?:embedding|embed|ti|textual inversion)(?:\s+(?:from|by|de|von|od|di|da|par)\s+(?P<maker>\S+))?$"
+    r"(?i)^(?:(?:the|my|a|an|that)\s)?(?:(?P<owner>[^\s'’]+)['’]s\s)?(?P<name>\S+(?:\s\S+)*?)\s(?:negative\s)?"
+    r"(?:embedding|embed|ti|textual inversion)"
+    r"(?:\s(?:from|by|von|van|od|par|door|de|di|da|du|do|por)\s(?P<maker>\S+))?$"
 )
 
 
-def called_embedding(item: str, index: SelectionIndex) -> tuple[StoredCheckpoint, str] | None:
-    """The embedding a negative prompt's ``item`` calls by its trained word and kind, by the maker it names if any,
-    and that word; said so, an everyday word ("greyscale") names the embedding trained on it."""
-    m = _CALLED_EMBEDDING.match(item.strip())
+def negative_item(item: str, index: SelectionIndex) -> tuple[StoredCheckpoint | None, str]:
+    """The embedding an item of a negative prompt names, and the item as the prompt writes it: its trained word alone
+    ("blurry, ngng00": the one embedding trained on "ngng00"), or called by that word, its kind and maker if said
+    ("civitai's greyscale embedding": civitai's embedding trained on "greyscale", written "greyscale"); said so, an
+    everyday word names the embedding trained on it."""
+    plain = " ".join(WEBUI_EMPHASIS.sub(r"\g<tag>", item).split())
+    if card := index.embedding_trained_on(plain):
+        return card, item
+    m = _CALLED_EMBEDDING.match(plain)
     if m is None:
-        return None
+        return None, item
     maker = m.group("owner") or m.group("maker")
     cards = [
         c for c in index.embeddings_trained_on(m.group("name")) if not maker or squash(maker) == squash(c.creator)
     ]
-    return (cards[0], m.group("name")) if len(cards) == 1 else None
+    if len(cards) != 1:
+        return None, item
+    return cards[0], item.replace(item.strip(), m.group("name"))
 
 
 def trained_words_in_negative(negative: str, index: SelectionIndex) -> str:
-    """``negative`` with each item that calls an embedding (see :func:`called_embedding`) written as its trained word
+    """``negative`` with each item that calls an embedding (see :func:`negative_item`) written as its trained word
     alone ("civitai's greyscale embedding" -> "greyscale"): the word is how the pipeline applies the embedding."""
-
-    def written(item: str) -> str:
-        called = called_embedding(item, index)
-        return item if called is None else item.replace(item.strip(), called[1])
-
-    return ",".join(written(item) for item in negative.split(",")) if negative else negative
+    return ",".join(negative_item(item, index)[1] for item in negative.split(",")) if negative else negative
 
 
 # the connector that lists a name after another: "lyra venn and the ink wash lora", "tatsumaki + my stained glass"
@@ -563,11 +566,7 @@ class CheckIn:
         calls so ("civitai's greyscale embedding"): written there, the word is how the WebUI applies the embedding, so
         it is part of the picture's set."""
         index = self.cache.index()
-        found = (
-            index.embedding_trained_on(WEBUI_EMPHASIS.sub(r"\g<tag>", item).strip())
-            or (called_embedding(item, index) or (None,))[0]
-            for item in negative.split(",")
-        )
+        found = (negative_item(item, index)[0] for item in negative.split(","))
         return list({card.id: card for card in found if card is not None}.values())
 
     @staticmethod
@@ -894,7 +893,7 @@ class CheckIn:
                 text = rewrite_prompt(text, card, request=query, mark=mark, stand_in=stand_in)
         # a trigger-less part leaves its comma, brackets, or the word that led into it ("by the fire in")
         text = re.sub(r"\s*,(?:\s*,)+", ",", SLOT_RANGE.sub("", text)).strip(" ,")
-        text = re.sub(r"\s*,\s*(?=[:;.!?])", "", text)  # "makima,: drizzling ..." of a last part's empty slot
+        text = re.sub(r"\s*,\s*(?=[:;.!?](?:\s|$))", "", text)  # "makima,: drizzling": a last part's empty slot
         text = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", text)
         return _LEFT_LEADING.sub("", text).rstrip(" ,;") if emptied else text
 

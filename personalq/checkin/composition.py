@@ -12,16 +12,16 @@ bases, or two full models, are refused with both named.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, replace
 from typing import Callable
+
+from anyascii import anyascii
 
 from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, numbered_titles
 from personalq.checkin.intent import VERSION_WORD, Intent, version_number
 from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision, kinds_named
 from personalq.checkin.reference import (
-    _BY_IN_OTHER_LANGUAGES,
     CLAUSE_BREAK,
     KIND_WORDS,
     LISTING,
@@ -53,13 +53,14 @@ from personalq.repository.weighted import MAX_CHECKPOINTS
 
 MAX_LISTED = 3 * MAX_CHECKPOINTS  # names a request may list (some are the picture's) before it is refused unread
 
+_KIND_WORD = "|".join(sorted(KIND_WORDS, key=len, reverse=True))  # a kind word as a regex, longest first
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
 _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\s*")
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
     r"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
-    + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
+    + _KIND_WORD
     + r")\b|"
     + "|".join(UNSPACED_KINDS)  # "wlsdnjs950 스타일에 gameiconresearch_3d_lora도": particles follow them
 )
@@ -199,13 +200,11 @@ def _name_in_brackets_after(text: str, reference: Reference, group: set[int], gr
 
 
 # what stands between a part's name and the handle of who made it: "carrot style by inzaniak", "4shot-stil von
-# inzaniak", "the ink lora from someone"
+# inzaniak", "the ink lora from someone"; a Romance "de" after the one kind word that closes the name ("Gothic Style de
+# HADES06"), not after a kind word that opens another name ("makima lora estilo de mistoon": Mistoon's style)
 _MADE_BY = re.compile(
-    r"(?i)^(?:[\s-]*(?:"
-    + "|".join(sorted(KIND_WORDS, key=len, reverse=True))
-    + r")\b)*\s*(?:by|from|"
-    + "|".join(_BY_IN_OTHER_LANGUAGES)
-    + r")\s+$"
+    rf"(?i)^(?:(?:[\s-]*(?:{_KIND_WORD})\b)*\s*(?:by|from|von|van|od|par|door)|[\s-]*(?:(?:{_KIND_WORD})\b)?\s*"
+    r"(?:de|di|da|du|do|por))\s+$"
 )
 
 
@@ -262,7 +261,7 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
             between = reference.text[spans[-1][1] : reference.spans[min(group)][0]]
         else:
             between = reference.text[reference.spans[max(group)][1] : spans[0][0]]
-        return _BETWEEN_NAMES.search(between) is not None and not re.fullmatch(r"(?i)\s*(?:by|from)?\s*", between)
+        return _BETWEEN_NAMES.search(_MADE_BY.sub(" ", between)) is not None  # not " style by "
 
     def owning(maker_at: int) -> bool:
         ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
@@ -499,9 +498,7 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
 
 # what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora",
 # "ancient-ruin TI v1.0", "Corneo's Mercy (embedding 2.0.0)"
-_BEFORE_VERSION = re.compile(
-    r"(?:\s*\(?\s*(?:" + "|".join(sorted(KIND_WORDS, key=len, reverse=True)) + r")\b)*\s*\(?", re.I
-)
+_BEFORE_VERSION = re.compile(rf"(?i)(?:\s*(?:\(\s*)?(?:{_KIND_WORD})\b)*\s*(?:\()?")
 
 
 def _with_own_version(scoped: Intent, span: tuple[int, int], said: Intent) -> Intent:
@@ -782,8 +779,9 @@ def compose(
                 words, ranking = named
         decision = decide(scoped, ranking)
         if marked or len(words) > 1:  # one plain word several models fit may be the picture's ("in summer")
-            following = span_of(reference, groups[i + 1])[0] if i + 1 < len(groups) else len(intent.text)
-            decision = _answered_by_part(decision, reference, words, intent.text[spans[i][1] : following])
+            following = spans[i + 1][0] if i + 1 < len(spans) else len(intent.text)
+            after = intent.text[span_of(reference, words)[1] : following]
+            decision = _answered_by_part(decision, reference, words, after)
         parts.append(Part(words, ranking, decision, weights[i], marked=marked))
     parts += tagged
     if len(parts) < 2:
@@ -810,22 +808,26 @@ def compose(
     return Composition(parts, refusal=_refusal(parts))
 
 
+_NOT_NAMING = KIND_WORDS | STOPWORDS  # words that name no model: "lora", "the", "my"
+_WHOLE_NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.])")  # "0" of "Level 0", "2000"; not the parts of "1.5"
+
+
 def _name_words(text: str) -> frozenset[str]:
     """The words that name something in ``text``: no kind, function or version words ("the offset noise lora v2" ->
     {"offset", "noise"})."""
-    return frozenset(w for w in words_in(text) if w not in KIND_WORDS | STOPWORDS and not VERSION_WORD.match(w))
+    return frozenset(w for w in words_in(text) if w not in _NOT_NAMING and not VERSION_WORD.match(w))
 
 
 def _run(text: str) -> str:
-    """``text`` run together without accents: what another name holds when it says the same words in a row
-    ("gustavedore" of "Paradise Lost Gustave Dore 1866")."""
-    return "".join(c for c in unicodedata.normalize("NFKD", squash(text)) if not unicodedata.combining(c))
+    """``text`` run together in ASCII: what another name holds when it says the same words in a row ("gustavedore"
+    of "Paradise Lost Gustave Dore 1866")."""
+    return squash(anyascii(text))
 
 
 def _said_run(text: str) -> str:
-    """The run (see :func:`_run`) of a part's words less kind words and the function words around them ("in a
-    Gustave Doré style" -> "gustavedore")."""
-    said = [w for w in re.findall(r"\w+", text.casefold()) if w not in KIND_WORDS]
+    """The run (see :func:`_run`) of a part's words less kind and version words and the function words around them
+    ("in a Gustave Doré style v2" -> "gustavedore")."""
+    said = [w for w in re.findall(r"\w+", text.casefold()) if w not in KIND_WORDS and not VERSION_WORD.match(w)]
     while said and said[0] in STOPWORDS:
         said.pop(0)
     while said and said[-1] in STOPWORDS:
@@ -834,28 +836,34 @@ def _said_run(text: str) -> str:
 
 
 def _answered_by_part(decision: Decision, reference: Reference, words: set[int], after: str) -> Decision:
-    """A part's question among models, answered by what the part itself says of its model: a name said whole
-    (:func:`_named_whole`), a number its name holds ("the Backrooms Level 0 LoRA", not "Level 2"; "isometric dreams
-    2000"), the kind said right ``after`` it ("Lucy Heartfilia LoRA ..., with the Flower girl embedding": the LoRA,
-    though the request says "embedding" too)."""
+    """A part's question among models, answered by what the part itself says of its model: a number its name holds
+    (:func:`_numbered`), the kind said right ``after`` it (:func:`_of_kind_said`), its name said whole
+    (:func:`_named_whole`)."""
     if decision.status != "clarify":
         return decision
     start, end = span_of(reference, words)
-    remaining = decision.remaining
-    numbers = set(re.findall(r"(?<![\d.])\d+(?![\d.])", reference.text[start:end]))
-    if numbers:
-        remaining = [
-            c for c in remaining if numbers <= set(re.findall(r"\d+", f"{c.name} {c.version or ''}"))
-        ] or remaining
-    clause = re.split(r"[,;:.!?+]|\s[-–—/]\s", after, maxsplit=1)[0]
-    kinds = kinds_named(clause)[0]
-    if kinds:
-        remaining = [c for c in remaining if c.kind in kinds] or remaining
+    remaining = _of_kind_said(_numbered(decision.remaining, reference.text[start:end]), after)
     if len(remaining) == 1:
         return Decision("selected", remaining)
     if len(remaining) < len(decision.remaining):
         decision = replace(decision, remaining=remaining, reason=f"{len(remaining)} checkpoints fit")
     return _named_whole(decision, reference, words)
+
+
+def _numbered(cards: list[StoredCheckpoint], said: str) -> list[StoredCheckpoint]:
+    """The ``cards`` whose model name holds every whole number ``said`` holds ("the Backrooms Level 0 LoRA", not
+    "Level 2"; "isometric dreams 2000"), when some do."""
+    numbers = set(_WHOLE_NUMBER.findall(said))
+    if not numbers:
+        return cards
+    return [c for c in cards if numbers <= set(_WHOLE_NUMBER.findall(model_name(c)))] or cards
+
+
+def _of_kind_said(cards: list[StoredCheckpoint], after: str) -> list[StoredCheckpoint]:
+    """The ``cards`` of the kind said right ``after`` a part, in its clause ("Lucy Heartfilia LoRA ..., with the Flower
+    girl embedding": the LoRA, though the request says "embedding" too), when some are."""
+    kinds = kinds_named(re.split(r"[,;:.!?+]|\s[-–—/]\s", after, maxsplit=1)[0])[0]
+    return [c for c in cards if c.kind in kinds] or cards if kinds else cards
 
 
 def _named_whole(decision: Decision, reference: Reference, words: set[int]) -> Decision:

@@ -108,9 +108,12 @@ _VERSION_WORDS = re.compile(
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
 _QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)[\s-]*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
-# a bare decimal after a name is its version ("namoridane 5.0", "(embedding 2.0.0)", "makima embedding (1.1)"), unless
-# a base model's ("sd 1.5", "for 2.1")
-_DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+\(?(?P<n>\d+(?:\.\d+)+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
+# a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1"); after a
+# kind word, in brackets, of up to three numbers ("(embedding 2.0.0)", "makima embedding (1.1)"), never a date
+_DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
+_KIND_VERSION = re.compile(
+    r"(?i)(?P<pre>lora|locon|lycoris|embedding|embed|emb|ti|model)\s+\(?(?P<n>\d{1,2}(?:\.\d{1,2}){1,2})\)"
+)
 _NOT_A_NAME = frozenset("sd sdxl xl for my stable diffusion at by of about and or to from in on version v ver".split())
 _BASE_MODEL = re.compile(
     r"(?<![\w.])(?:sd\s*-?\s*|for\s+(?:my\s+|the\s+)?(?:sd\s*-?\s*)?|stable diffusion\s+)(?P<v>1\.[45]|2\.[01]|2|1|xl)"
@@ -495,7 +498,7 @@ def _read_versions(intent: Intent) -> None:
         if said_of := _SAID_OF_VERSION.match(text, m.end()):  # "the v3 where flip aug was turned off"
             spans.append(said_of.span())
     else:
-        for m in _DECIMAL_VERSION.finditer(text):
+        for m in sorted([*_DECIMAL_VERSION.finditer(text), *_KIND_VERSION.finditer(text)], key=lambda m: m.start()):
             if m.group("pre").lower() not in _NOT_A_NAME and not overlaps(m.span("n"), spans):
                 intent.version_parts = tuple(int(p) for p in m.group("n").split("."))
                 intent.version = version_number(intent.version_parts)

@@ -1127,7 +1127,10 @@ def _listed(
             # the scene began after this name: it is the picture's subject; so is a name listed with it ("Sans and
             # Toriel telling knock-knock jokes"), said as names are: no English word alone, or words each capitalised
             # ("Ashe and Star Guardian Lux having a picnic")
-            capitalised = len(taken) > 1 and all(text[runs[k][0]].isupper() for k in taken)
+            # (in a request written in title case, capitals say nothing: "Makima And Red Umbrella Standing In ...")
+            capitalised = (
+                len(taken) > 1 and all(text[runs[k][0]].isupper() for k in taken) and text[runs[j][0]].islower()
+            )
             named = capitalised or not all(is_english(lowered[k]) for k in taken)
             if connected and names and lowered[i - 1] in _AND and named:
                 names.append(taken)
