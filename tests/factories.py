@@ -59,7 +59,17 @@ def checkin_among_many(settings, folder: Path, cards: list[dict]):
 
 def chosen_ids(checkin, text: str, now: dt.datetime) -> list[str]:
     """The ids of the checkpoints a request selects, sorted."""
-    return sorted(c.checkpoint_id for c in checkin.ask(text, now).checkpoints)
+    return picked_ids(checkin.ask(text, now))
+
+
+def picked_ids(result) -> list[str]:
+    """The ids of the checkpoints a Check-in result selects, sorted."""
+    return sorted(c.checkpoint_id for c in result.checkpoints)
+
+
+def weighted_ids(result) -> list[tuple[str, float]]:
+    """The (id, weight) of each checkpoint a Check-in result selects, sorted."""
+    return sorted((c.checkpoint_id, c.weight) for c in result.checkpoints)
 
 
 def option_ids(result) -> list[str]:

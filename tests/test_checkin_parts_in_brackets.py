@@ -8,7 +8,7 @@ the same name ("雷電将軍(Raiden Shogun)LoRAに"), and a spaced slash parts t
 import datetime as dt
 
 import pytest
-from factories import checkin_among_many
+from factories import checkin_among_many, weighted_ids
 
 NOW = dt.datetime(2023, 7, 31, 12)
 CARDS = [
@@ -86,17 +86,13 @@ def checkin(settings, tmp_path):
     return checkin_among_many(settings, tmp_path / "cards", CARDS)
 
 
-def _set(result) -> list[tuple[str, float]]:
-    return sorted((c.checkpoint_id, c.weight) for c in result.checkpoints)
-
-
 def test_version_words_in_brackets_after_a_part_pick_its_version(checkin):
     result = checkin.ask(
         "Corneo's Brigitte embedding plus EDG's Fantasy Armors (Goth Armor version) (0.8), hammering a glowing blade "
         "on an anvil in a smoky forge",
         NOW,
     )
-    assert _set(result) == [("armor-goth", 0.8), ("brigitte", 1.0)]
+    assert weighted_ids(result) == [("armor-goth", 0.8), ("brigitte", 1.0)]
 
 
 def test_a_version_in_brackets_with_its_maker_picks_that_version(checkin):
@@ -104,7 +100,7 @@ def test_a_version_in_brackets_with_its_maker_picks_that_version(checkin):
         "Caenis (sialiasialis, v.1.0) stirring a huge pot of stew, with theally's Kitchen Style TI for the background",
         NOW,
     )
-    assert _set(result) == [("caenis-1", 1.0), ("kitchen", 1.0)]
+    assert weighted_ids(result) == [("caenis-1", 1.0), ("kitchen", 1.0)]
     assert "()" not in result.prompt and "v.1.0" not in result.prompt
 
 
@@ -113,7 +109,7 @@ def test_a_trained_word_written_whole_picks_its_model(checkin):
         "corneo_dva (2.0.0) in rulles' MIB Suit and Neuralyzer LoRA V4 at 0.7, standing guard beside a flying saucer",
         NOW,
     )
-    assert _set(result) == [("dva-2", 1.0), ("mib", 0.7)]
+    assert weighted_ids(result) == [("dva-2", 1.0), ("mib", 0.7)]
 
 
 def test_a_trained_word_without_a_version_asks_only_about_its_versions(checkin):
@@ -128,7 +124,7 @@ def test_parts_parted_by_slashes_each_with_its_maker(checkin):
         "magic circle / Tomas_Aguilar's D&D Isometric Tower map as bg",
         NOW,
     )
-    assert _set(result) == [("mechanimal", 1.0), ("topview", 1.0), ("tower", 1.0)]
+    assert weighted_ids(result) == [("mechanimal", 1.0), ("topview", 1.0), ("tower", 1.0)]
 
 
 def test_a_name_in_latin_letters_after_kanji_and_makers_before_their_parts(checkin):
@@ -137,7 +133,7 @@ def test_a_name_in_latin_letters_after_kanji_and_makers_before_their_parts(check
         "畳の上で腕にあごをのせて",
         NOW,
     )
-    assert _set(result) == [("lying", 0.6), ("raiden", 1.0)]
+    assert weighted_ids(result) == [("lying", 0.6), ("raiden", 1.0)]
 
 
 def test_a_maker_in_brackets_goes_with_the_name_before_them(checkin):
@@ -146,7 +142,7 @@ def test_a_maker_in_brackets_goes_with_the_name_before_them(checkin):
         "GHIBLI_Background de mccc (v5.0)",
         NOW,
     )
-    assert _set(result) == [("ghibli-5", 1.0), ("skadi", 1.0)]
+    assert weighted_ids(result) == [("ghibli-5", 1.0), ("skadi", 1.0)]
     assert "(le" not in result.prompt
 
 
@@ -156,20 +152,20 @@ def test_a_bracket_after_a_kind_word_is_the_names(checkin):
         "Sugimori style) v2 (0.6)",
         NOW,
     )
-    assert _set(result) == [("aether", 1.0), ("pokemon-2", 0.6)]
+    assert weighted_ids(result) == [("aether", 1.0), ("pokemon-2", 0.6)]
     assert result.prompt.count(")") == result.prompt.count("(")
 
 
 def test_both_names_no_model(checkin):
     result = checkin.ask("SXZ Blood Elves + SXZ Goblins, both loras: a mage and a tinkerer haggling at a bazaar", NOW)
-    assert _set(result) == [("elves", 1.0), ("goblins", 1.0)]
+    assert weighted_ids(result) == [("elves", 1.0), ("goblins", 1.0)]
 
 
 def test_a_name_written_with_a_hyphen_is_named_whole(checkin):
     result = checkin.ask(
         "lucy_kushinadaV2 (0.85) curled up asleep inside a giant teacup, in-container lora (0.7)", NOW
     )
-    assert _set(result) == [("in-container", 0.7), ("lucy", 0.85)]
+    assert weighted_ids(result) == [("in-container", 0.7), ("lucy", 0.85)]
     assert result.prompt == "a lucy_kushinadaV2 curled up asleep inside a giant teacup, in container"
 
 

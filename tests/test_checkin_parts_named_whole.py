@@ -7,7 +7,7 @@ a longer name ("Gothic Horror Style" and "GothicHorrorAI") or shares a proper na
 import datetime as dt
 
 import pytest
-from factories import checkin_among_many, option_ids
+from factories import checkin_among_many, option_ids, picked_ids
 
 NOW = dt.datetime(2023, 7, 31, 12)
 CARDS = [
@@ -52,18 +52,14 @@ def checkin(settings, tmp_path):
     return checkin_among_many(settings, tmp_path / "cards", CARDS)
 
 
-def _set(result) -> list[str]:
-    return sorted(c.checkpoint_id for c in result.checkpoints)
-
-
 def test_a_name_said_whole_picks_it_over_a_name_that_only_shares_its_words(checkin):
     result = checkin.ask("lady nagant with the offset noise lora - sniper on a rooftop at night, dark and moody", NOW)
-    assert (result.status, _set(result)) == ("selected", ["nagant", "offset"])
+    assert (result.status, picked_ids(result)) == ("selected", ["nagant", "offset"])
 
 
 def test_a_name_said_whole_picks_it_over_names_with_more_words(checkin):
     result = checkin.ask("Charlie Morningstar in Star Trek Uniforms, standing on the bridge of a starship", NOW)
-    assert (result.status, _set(result)) == ("selected", ["charlie", "trek-uniforms"])
+    assert (result.status, picked_ids(result)) == ("selected", ["charlie", "trek-uniforms"])
 
 
 def test_the_same_words_in_a_row_in_another_name_stay_a_question(checkin):

@@ -6,7 +6,7 @@ from it ("kaltsit + impossiblebearcl4060 scouttrooper suit lora", "KDA Kai'sa v2
 import datetime as dt
 
 import pytest
-from factories import checkin_among_many
+from factories import checkin_among_many, weighted_ids
 
 NOW = dt.datetime(2023, 7, 31, 12)
 CARDS = [
@@ -36,33 +36,29 @@ def checkin(settings, tmp_path):
     return checkin_among_many(settings, tmp_path / "cards", CARDS)
 
 
-def _set(result) -> list[tuple[str, float]]:
-    return sorted((c.checkpoint_id, c.weight) for c in result.checkpoints)
-
-
 def test_a_number_the_name_holds_picks_the_model(checkin):
     result = checkin.ask(
         "Eisthol's Ghost Runner sprinting through yellow office rooms, background from the Backrooms Level 0 LoRA", NOW
     )
-    assert _set(result) == [("level-0", 1.0), ("runner", 1.0)]
+    assert weighted_ids(result) == [("level-0", 1.0), ("runner", 1.0)]
 
 
 def test_the_kind_said_after_a_part_is_that_parts(checkin):
     result = checkin.ask(
         "Balanse's Lucy Heartfilia LoRA summoning a spirit on a beach, with the Flower girl embedding at 0.6", NOW
     )
-    assert _set(result) == [("flower", 0.6), ("lucy-lora", 1.0)]
+    assert weighted_ids(result) == [("flower", 0.6), ("lucy-lora", 1.0)]
 
 
 def test_a_maker_goes_with_the_name_no_comma_parts_it_from(checkin):
     result = checkin.ask(
         "kaltsit + impossiblebearcl4060 scouttrooper suit lora, taking off the helmet in a snowy outpost", NOW
     )
-    assert _set(result) == [("kaltsit", 1.0), ("trooper", 1.0)]
+    assert weighted_ids(result) == [("kaltsit", 1.0), ("trooper", 1.0)]
 
 
 def test_a_maker_said_with_by_goes_with_the_name_before_it(checkin):
     result = checkin.ask(
         "KDA Kai'sa Popstar v2.2 by Sasukelric, <lora:fantasyv1.1:0.7>, standing in a burning cathedral", NOW
     )
-    assert _set(result) == [("fantasy", 0.7), ("kaisa", 1.0)]
+    assert weighted_ids(result) == [("fantasy", 0.7), ("kaisa", 1.0)]

@@ -10,7 +10,7 @@ import datetime as dt
 import re
 
 import pytest
-from factories import checkin_among_many
+from factories import checkin_among_many, weighted_ids
 
 NOW = dt.datetime(2023, 7, 31, 12)
 CARDS = [
@@ -63,20 +63,16 @@ def checkin(settings, tmp_path):
     return checkin_among_many(settings, tmp_path / "cards", CARDS)
 
 
-def _set(result) -> list[tuple[str, float]]:
-    return sorted((c.checkpoint_id, c.weight) for c in result.checkpoints)
-
-
 def test_a_version_after_a_parts_kind_word_is_that_parts(checkin):
     result = checkin.ask(
         "Clockworkspider v2.0 @0.7, ancient-ruin TI v1.0 @0.5: a swarm of brass spiders over sandstone pillars", NOW
     )
-    assert _set(result) == [("ruin-1", 0.5), ("spider", 0.7)]
+    assert weighted_ids(result) == [("ruin-1", 0.5), ("spider", 0.7)]
 
 
 def test_a_version_of_three_numbers_in_brackets_after_a_kind_word(checkin):
     result = checkin.ask("Corneo's Mercy (embedding 2.0.0) healing a knight, with the Ruined Chapel lora", NOW)
-    assert _set(result) == [("chapel", 1.0), ("mercy-2", 1.0)]
+    assert weighted_ids(result) == [("chapel", 1.0), ("mercy-2", 1.0)]
 
 
 def test_two_models_of_one_maker_joined_by_and_stay_two(checkin):
@@ -85,31 +81,31 @@ def test_two_models_of_one_maker_joined_by_and_stay_two(checkin):
         "lora for the background",
         NOW,
     )
-    assert _set(result) == [("brigitte", 1.0), ("dva", 1.0), ("manga-arch", 1.0)]
+    assert weighted_ids(result) == [("brigitte", 1.0), ("dva", 1.0), ("manga-arch", 1.0)]
 
 
 def test_two_names_listed_with_and_are_both_the_pictures_subjects(checkin):
     result = checkin.ask("Sans and Toriel telling knock-knock jokes through a closed door in the ruins", NOW)
-    assert _set(result) == [("sans", 1.0), ("toriel", 1.0)]
+    assert weighted_ids(result) == [("sans", 1.0), ("toriel", 1.0)]
     assert result.prompt.startswith("sans") and "toriel telling knock-knock jokes" in result.prompt
 
 
 def test_an_everyday_word_after_and_stays_the_pictures(checkin):
     result = checkin.ask("Sans and wooden door telling knock-knock jokes in the ruins", NOW)
-    assert _set(result) == [("sans", 1.0)]
+    assert weighted_ids(result) == [("sans", 1.0)]
 
 
 def test_an_embedding_a_negative_prompt_calls_by_word_and_maker_is_in_the_set(checkin):
     result = checkin.ask(
         "logo-with-face-on-shield for a football club crest -- neg: civitai's greyscale embedding", NOW
     )
-    assert _set(result) == [("crest", 1.0), ("greyscale", 1.0)]
+    assert weighted_ids(result) == [("crest", 1.0), ("greyscale", 1.0)]
     assert result.negative_prompt == "greyscale"
 
 
 def test_an_everyday_word_in_a_negative_prompt_names_no_embedding(checkin):
     result = checkin.ask("logo-with-face-on-shield for a football club crest -- neg: greyscale, lowres", NOW)
-    assert _set(result) == [("crest", 1.0)]
+    assert weighted_ids(result) == [("crest", 1.0)]
     assert result.negative_prompt == "greyscale, lowres"
 
 
@@ -117,7 +113,7 @@ def test_a_handle_after_a_part_is_who_made_it_and_a_bracketed_number_its_version
     result = checkin.ask(
         "bbbgaming's makima embedding (1.1) + carrot style by inzaniak: drizzling syrup over pancakes in a diner", NOW
     )
-    assert _set(result) == [("carrot", 1.0), ("makima-2", 1.0)]
+    assert weighted_ids(result) == [("carrot", 1.0), ("makima-2", 1.0)]
     assert result.prompt == "EMB_sksmakimatest: drizzling syrup over pancakes in a diner"
 
 
@@ -130,12 +126,12 @@ def test_a_number_in_brackets_or_a_date_is_no_version():
 
 def test_a_title_case_request_lists_no_everyday_words(checkin):
     result = checkin.ask("Sans And Red Umbrella Standing In The Rain", NOW)
-    assert _set(result) == [("sans", 1.0)]
+    assert weighted_ids(result) == [("sans", 1.0)]
 
 
 def test_a_style_of_an_artist_in_a_romance_language_stays_a_part(checkin):
     result = checkin.ask("sans lora estilo de mistoon, en la playa", NOW)
-    assert _set(result) == [("mistoon", 1.0), ("sans", 1.0)]
+    assert weighted_ids(result) == [("mistoon", 1.0), ("sans", 1.0)]
 
 
 def test_an_emoticon_tag_keeps_its_comma(checkin):

@@ -243,6 +243,10 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         m.position for m in reference.makers if (at := said.find(m.forms[0])) >= 0 and in_brackets(reference.text, at)
     }
 
+    spans_at: dict[int, list[tuple[int, int]]] = {}  # a maker's position -> the spans of the words it is written as
+    for word, span in zip(reference.words, reference.spans):
+        spans_at.setdefault(word.position, []).append(span)
+
     def distance(maker_at: int, group: set[int]) -> tuple[bool, bool, int, bool]:
         at = [reference.words[k].position for k in group]
         near = 0 if min(at) <= maker_at <= max(at) else min(abs(maker_at - a) for a in at)
@@ -253,7 +257,7 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         return aside, parted(maker_at, group), near, not (owning(maker_at) and min(at) > maker_at)
 
     def parted(maker_at: int, group: set[int]) -> bool:
-        spans = [span for w, span in zip(reference.words, reference.spans) if w.position == maker_at]
+        spans = spans_at.get(maker_at)
         at = [reference.words[k].position for k in group]
         if not spans or min(at) <= maker_at <= max(at):
             return False
@@ -264,8 +268,8 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         return _BETWEEN_NAMES.search(_MADE_BY.sub(" ", between)) is not None  # not " style by "
 
     def owning(maker_at: int) -> bool:
-        ends = [end for w, (_, end) in zip(reference.words, reference.spans) if w.position == maker_at]
-        return bool(ends) and re.match(r"['’]s\b", reference.text[ends[-1] - 2 : ends[-1] + 2]) is not None
+        spans = spans_at.get(maker_at)
+        return bool(spans) and re.match(r"['’]s\b", reference.text[spans[-1][1] - 2 : spans[-1][1] + 2]) is not None
 
     return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
 
