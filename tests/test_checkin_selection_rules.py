@@ -458,8 +458,8 @@ def test_a_release_letter_after_the_number_picks_that_release(checkin):
     assert picked(checkin, "loop tape v1.2R, girl at a rainy bus stop") == ("selected", "tape-12r")
     result = checkin.ask("loop tape v1.2R, girl at a rainy bus stop", NOW)
     assert result.prompt == "rtape, girl at a rainy bus stop"
-    # the number alone fits both labels that have it
-    assert checkin.ask("loop tape v1.2, girl at a rainy bus stop", NOW).status == "clarify"
+    # the number alone is the plain release, not the one that adds a letter
+    assert picked(checkin, "loop tape v1.2, girl at a rainy bus stop") == ("selected", "tape-12")
 
 
 def test_words_said_of_the_version_tell_two_models_of_one_name_apart(checkin):

@@ -44,6 +44,7 @@ from personalq.checkin.retrieval import (
     retrieve,
 )
 from personalq.checkin.rewrite import variants
+from personalq.checkin.roles import ROLE_KINDS
 from personalq.checkin.titles import segments
 from personalq.checkin.tokens import COMMON_ZIPF, field_tokens, is_coined, is_english, is_word, squash
 from personalq.checkin.tokens import words as words_in
@@ -59,7 +60,7 @@ _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
-    r"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|\b(?:and|with|plus|in|im|using|x|und|mit|et|avec|y|con|e)\b|\b(?:"
+    r"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|\bw/(?!o)|\b(?:and|with|plus|in|im|using|wearing|x|und|mit|et|avec|y|con|e)\b|\b(?:"
     + _KIND_WORD
     + r")\b|"
     + "|".join(UNSPACED_KINDS)  # "wlsdnjs950 스타일에 gameiconresearch_3d_lora도": particles follow them
@@ -221,6 +222,55 @@ def _without_makers_after(
             continue
         kept.append(words)
     return kept
+
+
+# "v1.0 (Fix)", "(v2 Medium)": the rest of a version's label, a word or two (not "(with Puffy Smoke at 0.5)")
+_LABEL_AFTER_VERSION = re.compile(r"\s*\(([^\W\d_][\w'-]*(?:\s[^\W\d_][\w'-]*)?)\)")
+_LABEL_IN_BRACKET = re.compile(r"\s*([^\W\d_][\w'-]*(?:\s[^\W\d_][\w'-]*)?)\s*\)")
+
+
+_NOT_A_LABEL = re.compile(rf"(?i)\b(?:{_KIND_WORD}|and|with|plus|at|by|from|for)\b")
+
+
+def _with_version_labels(intent: Intent, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
+    """``groups`` with one said in brackets right after a version number, or after one that opens a bracket, made part
+    of the group before it: "Serval Landau v1.0 (Fix)" and "Protogen LoRA (v2 Medium)" name one model's version."""
+    text = intent.text
+    labels = [m.span(1) for _, (_, end) in intent.version_marks if (m := _LABEL_AFTER_VERSION.match(text, end))]
+    # "Protogen LoRA (v2 Medium)": the words after a version number that opens a bracket, up to where it closes
+    labels += [
+        m.span(1)
+        for _, (start, end) in intent.version_marks
+        if text[:start].rstrip().endswith("(") and (m := _LABEL_IN_BRACKET.match(text, end))
+    ]
+    labels = [span for span in labels if not _NOT_A_LABEL.search(text[slice(*span)])]
+    merged: list[set[int]] = []
+    for group in sorted(groups, key=min):
+        if merged and any(_inside(span_of(reference, group), label) for label in labels):
+            merged[-1] = merged[-1] | group
+            continue
+        merged.append(set(group))
+    return merged
+
+
+def _split_at_owners(
+    text: str, reference: Reference, groups: list[set[int]], is_creator: Callable[[str], bool]
+) -> list[set[int]]:
+    """``groups`` split where a creator's possessive opens a second name inside one ("Yuki Mori에 badbro's
+    modernized hanbok 로라": a particle, not a connector, stands between them)."""
+    split: list[set[int]] = []
+    for words in groups:
+        ordered = sorted(words)
+        opens = [
+            k
+            for k in ordered[1:]
+            if _OWNER_OPENS.match(text, reference.spans[k][0]) and is_creator(reference.words[k].forms[0])
+        ]
+        for k in reversed(opens):
+            split.append({j for j in ordered if j >= k})
+            ordered = [j for j in ordered if j < k]
+        split.append(set(ordered))
+    return sorted(split, key=min)
 
 
 def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
@@ -501,8 +551,9 @@ def _scoped(intent: Intent, owner: bool) -> Intent:
 
 
 # what may stand between a part's name and the version said of it: "bisonham v2", "short hair style v2.0 lora",
-# "ancient-ruin TI v1.0", "Corneo's Mercy (embedding 2.0.0)"
-_BEFORE_VERSION = re.compile(rf"(?i)(?:\s*(?:\(\s*)?(?:{_KIND_WORD})\b)*\s*(?:\()?")
+# "ancient-ruin TI v1.0", "Corneo's Mercy (embedding 2.0.0)", "the LASER 镭射衣 outfit v1.0"
+_ROLE_WORD = "|".join(sorted(ROLE_KINDS, key=len, reverse=True))
+_BEFORE_VERSION = re.compile(rf"(?i)(?:\s*(?:\(\s*)?(?:{_KIND_WORD}|{_ROLE_WORD})\b)*\s*(?:\()?")
 
 
 def _with_own_version(scoped: Intent, span: tuple[int, int], said: Intent) -> Intent:
@@ -738,7 +789,9 @@ def compose(
     groups = [g for g in groups if not any(_inside(span_of(reference, g), talk) for talk in intent.talk_spans)]
     # "caenis (sialiasialis, v.1.0)": a version said is no name
     groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for _, said in intent.version_marks)]
+    groups = _with_version_labels(intent, reference, groups)
     groups = _without_makers_after(intent.text, reference, groups, cache.index().is_creator)
+    groups = _split_at_owners(intent.text, reference, groups, cache.index().is_creator)
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
     trained = _trained_words(cache, reference, groups)
@@ -763,6 +816,8 @@ def compose(
     parts: list[Part] = []
     for i, words in enumerate(groups):
         scoped = _with_own_version(_scoped(intent, i == owner), spans[i], intent) if i != owner else intent
+        # the kind said of another part is not this one's ("genshin_yae with the gongbi lora": an embedding may be it)
+        scoped = replace(scoped, part_text=_own_clause(intent.text, spans, i))
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
         marked = said and _called_a_model(intent.text, reference, words, cache.index().is_creator)
@@ -854,6 +909,10 @@ def _answered_by_part(decision: Decision, reference: Reference, words: set[int],
     return _named_whole(decision, reference, words)
 
 
+_PART_CLAUSE = re.compile(r"[,;:.!?+]|\s[-–—/]\s")  # where the clause of a part's name ends
+_PART_OPENS = re.compile(r"(?i)[,;:!?+&]|\.(?=\s)|\s[-–—/]\s|\bw/(?!o)|\b(?:and|with|plus|und|mit|et|avec|y|con|e)\b")
+
+
 def _numbered(cards: list[StoredCheckpoint], said: str) -> list[StoredCheckpoint]:
     """The ``cards`` whose model name holds every whole number ``said`` holds ("the Backrooms Level 0 LoRA", not
     "Level 2"; "isometric dreams 2000"), when some do."""
@@ -863,10 +922,19 @@ def _numbered(cards: list[StoredCheckpoint], said: str) -> list[StoredCheckpoint
     return [c for c in cards if numbers <= set(_WHOLE_NUMBER.findall(model_name(c)))] or cards
 
 
+def _own_clause(text: str, spans: list[tuple[int, int]], i: int) -> str:
+    """Part ``i``'s words with what stands before them since a connector ("décor : l'embedding Magical Interior")
+    and after them in their clause, up to the next part: where its own kind is said."""
+    (start, end), before = spans[i], spans[i - 1][1] if i else 0
+    after = spans[i + 1][0] if i + 1 < len(spans) else len(text)
+    lead = _PART_OPENS.split(text[before:start])[-1]
+    return lead + text[start:end] + _PART_CLAUSE.split(text[end:after], maxsplit=1)[0]
+
+
 def _of_kind_said(cards: list[StoredCheckpoint], after: str) -> list[StoredCheckpoint]:
     """The ``cards`` of the kind said right ``after`` a part, in its clause ("Lucy Heartfilia LoRA ..., with the Flower
     girl embedding": the LoRA, though the request says "embedding" too), when some are."""
-    kinds = kinds_named(re.split(r"[,;:.!?+]|\s[-–—/]\s", after, maxsplit=1)[0])[0]
+    kinds = kinds_named(_PART_CLAUSE.split(after, maxsplit=1)[0])[0]
     return [c for c in cards if c.kind in kinds] or cards if kinds else cards
 
 

@@ -97,13 +97,18 @@ def _version_text(card: StoredCheckpoint) -> str:
     return str(card.version or "")
 
 
-def model_name(card: StoredCheckpoint) -> str:
-    """The name without a trailing version label or mark ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of
-    version "2.0" -> "Gold Ship", "TwelveDolllikeness_V1 v1.0" -> "TwelveDolllikeness") or file extension."""
+def unlabelled_name(card: StoredCheckpoint) -> str:
+    """The name without the version label it ends with ("Gold Ship V2.0" of version "2.0" -> "Gold Ship")."""
     name, version = card.name, _version_text(card).strip()
     if version and len(name) > len(version) and name.lower().endswith(version.lower()):
         name = _LABEL_MARK.sub("", name[: -len(version)].rstrip(" -_:([")).rstrip(" -_:([")
-    name = _TRAILING_VERSION.sub("", name)  # "TwelveDolllikeness_V1" of version "v1.0"
+    return name
+
+
+def model_name(card: StoredCheckpoint) -> str:
+    """The name without a trailing version label or mark ("Hanfu 汉服 v3.0-ming" -> "Hanfu 汉服", "Gold Ship V2.0" of
+    version "2.0" -> "Gold Ship", "TwelveDolllikeness_V1 v1.0" -> "TwelveDolllikeness") or file extension."""
+    name = _TRAILING_VERSION.sub("", unlabelled_name(card))  # "TwelveDolllikeness_V1" of version "v1.0"
     name = _FILE_EXTENSION.sub("", name)  # a card named after its file: "fixHand2lora.safetensors"
     return name or card.name
 
@@ -352,11 +357,14 @@ class SelectionIndex:
 
     @staticmethod
     def _file_names(cards: list[StoredCheckpoint], family_of: list[str]) -> dict[str, set[int]]:
-        """Squashed trigger words and version labels -> the cards they name alone. One that spells the model's name
-        ("Asian-Less" of "Style Asian Less") or begins its siblings' ("Asian-Less-Toon") names the model instead."""
+        """Squashed trigger words, version labels and names written as files -> the cards they name alone. One that
+        spells the model's name ("Asian-Less" of "Style Asian Less") or begins its siblings' ("Asian-Less-Toon") names
+        the model instead."""
         written: dict[int, set[str]] = {}
         for i, card in enumerate(cards):
-            texts = (squash(text) for text in (_version_text(card), *card.triggers, *card.prompt_triggers))
+            # a name written as its file, with the number it ends in ("Concept_Scenery_scene_V4" of version "v2.0")
+            named = [name] if _TRAILING_VERSION.search(name := unlabelled_name(card)) else []
+            texts = (squash(text) for text in (_version_text(card), *card.triggers, *card.prompt_triggers, *named))
             written[i] = {t for t in texts if len(t) >= 4 and not t.isdigit() and not _BARE_VERSION.match(t)}
         members: dict[str, list[int]] = defaultdict(list)
         for i, family in enumerate(family_of):
@@ -898,4 +906,4 @@ class SelectionIndex:
         return spelled or by_trigger
 
 
-__all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name"]
+__all__ = ["Evidence", "QueryWord", "SelectionIndex", "card_fields", "model_name", "unlabelled_name"]

@@ -94,6 +94,11 @@ _VERSION = re.compile(
     r"|(?P<n2>\d+(?:\.\d+)*)\s*(?:[那这那個这個的の]\s*)?(?:版本?|バージョン|号|个|個|ほう|方))",
     re.I,
 )
+# a kind said of every part: in the plural, or refused ("both as embeddings", "no loras please")
+_KINDS_FOR_ALL = re.compile(
+    r"(?i)\b(?:loras|locons|lycoris|embeddings|tis|models|checkpoints)\b|\b(?:no|not|without)\s+(?:the\s+)?"
+    r"(?:lora|locon|embedding|ti)s?\b|\bboth\b|\ball\s+(?:as\s+)?(?:loras?|embeddings?)\b"
+)
 # a name with a number joined to it ("oot-32", "negmutation-2500"): one of a model's numbered files
 _NUMBERED = re.compile(r"(?<![\w.])(?P<name>[^\W\d_][^\W_]*)[-_](?P<n>\d+)(?![\w.])")
 # up to three words said of a version ("the wood carving version")
@@ -326,6 +331,17 @@ class Intent:
     version_marks: list[tuple[tuple[int, ...], tuple[int, int]]] = field(default_factory=list)
     dated: bool = False  # a date said of the checkpoint ("from 2021", "trained in May"), not of the picture
     strengths: list[Strength] = field(default_factory=list)  # "at 0.6", "a little of": how strongly, where said
+    # a composed part's own words, its name and its clause ("genshin_yae at 0.9"), where what it asks of its own
+    # model is read; None for a single pick
+    part_text: str | None = None
+
+    @property
+    def kinds_said(self) -> str:
+        """Where the kind of model asked for is read: a part's own words, unless the request says kinds for all its
+        parts ("nico robin and weiss schnee loras", "no embeddings: ...")."""
+        if self.part_text is None or _KINDS_FOR_ALL.search(self.text):
+            return self.text
+        return self.part_text
 
     def describe(self) -> str:
         bits = []

@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Literal
 from rapidfuzz import fuzz
 
 from personalq.checkin import titles
-from personalq.checkin.evidence import QueryWord, card_fields, model_name
+from personalq.checkin.evidence import QueryWord, card_fields, model_name, unlabelled_name
 from personalq.checkin.intent import VERSION_WORD, Intent, inside_name
 from personalq.checkin.lexicon import canonical_style
 from personalq.checkin.reference import (
@@ -276,6 +276,17 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
                     lambda c: (c.family or c.id) not in whole or squash(str(c.version or "")) == written,
                 )
             )
+    elif re.search(r"\d$", written):
+        # and a number alone picks a model's plain release over the one that adds a letter ("v1.0", not "v.1.0b")
+        plain = {c.family or c.id for c in cards if squash(str(c.version or "")) == written}
+        lettered = {
+            c.id
+            for c in cards
+            if (c.family or c.id) in plain and re.fullmatch(rf"{written}[a-z]", squash(str(c.version or "")))
+        }
+        if lettered:
+            said = intent.text[slice(*intent.version_span)]
+            steps.append((f"none of them is labelled {said}", lambda c: c.id not in lettered))
     if created:
         label = " or ".join(dict.fromkeys(w.label.split()[0] if len(created) > 2 else w.label for w in created))
         steps.append(
@@ -437,7 +448,7 @@ def kinds_named(text: str) -> tuple[set[str], set[str]]:
 def _prefer_kind(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
     """ "the embedding" / "the lora, not the TI": the leaders of the kind asked for (or not of a kind ruled out), when
     some are."""
-    wanted, refused = kinds_named(intent.text)
+    wanted, refused = kinds_named(intent.kinds_said)
     if not wanted and not refused:
         return pool
     kept = [r for r in pool if (r.card.kind in wanted if wanted else r.card.kind not in refused)]
@@ -457,6 +468,28 @@ def _prefer_trained_word(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
         return pool
     kept = [r for r in pool if written.intersection(squash(t) for t in r.card.triggers)]
     return kept or pool
+
+
+def _prefer_written_as_is(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
+    """ "tfm_midna", "genshin_yae": the leaders one of whose trained words, name or label is a word the request
+    writes with its joins exactly so, when the others only share its letters ("tfmmidna", "miko_genshin")."""
+    written = {fold(m.group()) for m in _WRITTEN_JOINED.finditer(intent.part_text or intent.text)}
+    if not written:
+        return pool
+
+    def calls(card: StoredCheckpoint) -> set[str]:
+        texts = [t for trigger in card.triggers for t in trigger.split(",")]
+        return {fold(t.strip()) for t in (*texts, model_name(card), unlabelled_name(card), str(card.version or ""))}
+
+    kept = [r for r in pool if written & calls(r.card)]
+    # not where another's call goes on from it ("asian-less" of "Asian-Less-Toon") or another's name says it
+    # ("senko-san" of "Shiro (Sewayaki kitsune no Senko-san)"): then it names the model, or what both are of
+    others = [r.card for r in pool if r not in kept]
+    if any(c.startswith(w) for card in others for c in calls(card) for w in written) or any(
+        re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", fold(card.name)) for card in others for w in written
+    ):
+        return pool
+    return kept if 0 < len(kept) < len(pool) else pool
 
 
 def _prefer_style(intent: Intent, pool: list[Ranked]) -> list[Ranked]:
@@ -942,11 +975,13 @@ def _pick(intent: Intent, ranking: Ranking, pool: list[Ranked]) -> Decision:
     several are a question."""
     # "okabe as a lora, not the embedding": every leader an embedding is no match ("not the lora" may still be a
     # LoCon, which is a LoRA file too)
-    if "textual_inversion" in kinds_named(intent.text)[1] and all(r.card.kind == "textual_inversion" for r in pool):
+    if "textual_inversion" in kinds_named(intent.kinds_said)[1] and all(
+        r.card.kind == "textual_inversion" for r in pool
+    ):
         reason = "Close candidates exist, but every one is an embedding."
         return Decision("no_match", [], reason, [r.card for r in pool[:3]])
     pool = _prefer_style_model(ranking.reference, _prefer_style(intent, _prefer_kind(intent, pool)))
-    pool = _prefer_trained_word(intent, pool)
+    pool = _prefer_written_as_is(intent, _prefer_trained_word(intent, pool))
     # "the one without the hat": the leaders that say so ("Elaina [No Hat]"), when some do
     pool = [r for r in pool if any(_says_without(r.card, w) for w in intent.excluded)] or pool
     cards = [r.card for r in pool]
@@ -972,16 +1007,25 @@ def _label_form(text: str) -> str:
     return re.sub(r"(?<![^\W\d_])v(?=\d)", "", " ".join(spaced.split()))
 
 
+def _told_apart(label: str) -> bool:
+    """Is a version label more than one number: two numbers ("2.1 - 1.1") or a number and a word said apart ("v1.0
+    (Fix)"; "InkPunk768" is the model's name as its file)?"""
+    numbers = re.findall(r"\d+(?:\.\d+)*", label)
+    worded = " " in label.strip() and re.search(r"(?<![\w.])[^\W\d_]{2,}", label) is not None
+    return len(numbers) >= 2 or (len(numbers) == 1 and worded)
+
+
 def _labels_written(text: str, cards: list[StoredCheckpoint]) -> list[StoredCheckpoint] | None:
-    """The versions among ``cards`` whose label of two numbers the request writes out whole ("the 2.1 - 1.1 update"
-    of "2.1 - 1.1" beside "2.1 - 1.0", which the version number read alone takes as "2.1"), unless that is all; a
-    label of one number is the version number's to read ("v1.2" may be "v1.2R" too)."""
+    """The versions among ``cards`` whose label of two numbers, or of a number and a word, the request writes out whole
+    ("the 2.1 - 1.1 update" of "2.1 - 1.1" beside "2.1 - 1.0", which the version number read alone takes as "2.1";
+    "v1.0 (Fix)" beside "v1.0"), unless that is all; a label of one number is the version number's to read (see
+    :func:`constraints`: "v1.2" is the plain release beside "v1.2R")."""
     said = _label_form(text)
     written = [
         c
         for c in cards
         if c.version
-        and len(re.findall(r"\d+(?:\.\d+)*", c.version)) >= 2
+        and _told_apart(c.version)
         and re.search(rf"(?<![\w.]){re.escape(_label_form(c.version))}(?!\w|\.\d)", said)
     ]
     return written if 0 < len(written) < len(cards) else None
@@ -994,7 +1038,7 @@ def narrow(intent: Intent, ranking: Ranking) -> Decision:
     scored = [r for r in candidates if r.total > 0]
     steps = constraints(intent, [r.card for r in candidates])
     ordered = intent.order or intent.version_order or intent.used_order
-    if not scored and not steps and not ordered and not any(kinds_named(intent.text)):
+    if not scored and not steps and not ordered and not any(kinds_named(intent.kinds_said)):
         return Decision("no_match", [r.card for r in candidates], "The answer fits none of the options.")
     if scored:
         best = max(r.total for r in scored)

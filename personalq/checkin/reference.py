@@ -51,6 +51,8 @@ _FOLLOWED_BY_NAME = (
     )
     | _STYLE_IN_RUSSIAN
 )
+# the kind words that call a model, not a way to draw ("style"): one may open a clause before its name
+_MODEL_KIND_WORDS = frozenset("lora loras locon lycoris loha lyco embedding embeddings".split())  # not "Model Anna"
 _DRESSING = frozenset("wearing using".split())  # verbs whose object may be a model ("wearing floral bow heels")
 _FRENCH_THE = frozenset("le du au".split())  # "dans le style warcraft": French says the style before its name
 # words that name a kind of checkpoint: the phrase before them (and the clause after some) is the reference
@@ -233,17 +235,22 @@ _USE = frozenset("use usa usar utilizza utiliza utilise nimm benutze nutze pakai
 _HANDLE_END = re.compile(r"_*(?:(?:가|이|의|が|の|的)(?!\w))?")  # a handle's underscores, or the particle on it
 # articles ("usando a lora ...", "finns det en embedding ...": no English "a", and no word of a name)
 _ARTICLES = frozenset("a o un una uno une um uma en ett ein eine einen een".split())
+_TAKEN_ARTICLES = _DETERMINERS | _ARTICLES
 _USING = _USE | frozenset("using usando utilizando utilizzando".split())  # "usando a lora better pantyhose"
+# what a request may open with before its name ("ok so momiji from ninja gaiden ...": "so" only after one of them;
+# "so my friend runs ..." opens the picture)
+_FILLERS = frozenset("um uh hmm well alright ok okay".split())
 # the words before the noun phrase a request opens with: asking, hesitating, and "draw me" in other languages
 _LEADING = (
     ACTION_VERBS
     | _ASKED_WITH
     | frozenset(
-        "love like um uh hmm well alright just "  # "um well i'd love ...", "got anything ..."
+        "love like just "  # "um well i'd love ...", "got anything ..."
         # "please", "can you" and the English-looking "draw me"s of other languages ("zeichne bitte ...")
         "genera mach male bitte kannst könntest tolong mohon пожалуйста хочу moi mir mi favor".split()
     )
     | DRAW_ME
+    | _FILLERS
 )
 # the words a request asks with before the name it marks ("gimme the ... lora", "can u pull up the ... embedding")
 _ASKING = ACTION_VERBS | _ASKED_WITH | _USE | frozenset("i ich".split())
@@ -565,6 +572,23 @@ def read_reference(
         )
         return j if leads else None
 
+    def opens_clause_before_name(i: int) -> int | None:
+        """Where the model kind word at run ``i`` opens its clause, with its article, and a name follows it
+        ("décor : l'embedding Magical Interior de Peaksel", ", the embedding Magical Interior by Peaksel"); None
+        when it does not."""
+        j = i - 1 if i > 0 and lowered[i - 1] in _DETERMINERS | _ARTICLES and not boundary_between(i - 1, i) else i
+        return (
+            j
+            if lowered[i] in _MODEL_KIND_WORDS
+            and (j == 0 or boundary_between(j - 1, j))
+            and i + 1 < len(runs)
+            and not boundary_between(i, i + 1)
+            and lowered[i + 1] not in STOPWORDS | _PHRASE_STOPS | _ROMANCE_OF | KIND_WORDS
+            # a name, not what the model does ("the lora makes her glow")
+            and (_capitalised(text[slice(*runs[i + 1][:2])]) or not is_english(lowered[i + 1], COMMON_ZIPF))
+            else None
+        )
+
     def as_setting(i: int) -> list[int]:
         """The runs of "as the background" from run ``i`` ("sarrow as the background", "with syfyeye1 as the
         backdrop", "crv architecture for the background"): a role given to the name before it, which marks it as a
@@ -651,14 +675,16 @@ def read_reference(
             if phrase - before:
                 origin(i + 1)  # "the starfire lora from teen titans, on a beach"
             leading = with_before(i) if word in KIND_WORDS and not phrase - before else None
+            if leading is None and word in KIND_WORDS and not phrase - before:
+                leading = opens_clause_before_name(i)
             if (
                 word in _FOLLOWED_BY_NAME
                 or leading is not None
                 or (word == "style" and i > 0 and lowered[i - 1] in _FRENCH_THE and not boundary_between(i - 1, i))
             ):
                 forward(i)  # "avec l'embedding architectural magazine", "con la lora ...", "dans le style warcraft"
-                if leading is not None and phrase - before and lowered[leading] in _WITH | _USING:
-                    markers.update(range(leading, i))  # "usando a": selection talk, cut from the prompt
+                if leading is not None and phrase - before and lowered[leading] in _WITH | _USING | _TAKEN_ARTICLES:
+                    markers.update(range(leading, i))  # "usando a", "the": selection talk, cut from the prompt
             elif i + 1 < len(runs) and lowered[i + 1] in _ROMANCE_OF and not boundary_between(i, i + 1):
                 forward(i + 1)
                 markers.add(i)
@@ -751,13 +777,26 @@ def read_reference(
         handle_runs = _joined_runs_on(text, runs, i)
         handle = _joined_on(text, runs, i)
         bracketed = in_brackets(text, runs[i][0])
-        if (
-            len(handle) >= MIN_HANDLE
-            and (only_creators(handle) or (bracketed and creators(handle)))
-            and is_coined(handle)
-            and (bracketed or not _possessive(text, runs[handle_runs[-1]]))
+        owned = _possessive(text, runs[handle_runs[-1]])
+        # "hex maniac (murky's lora)": a bracket that says whose model it is names its maker, whatever the handle
+        glossed = (
+            bracketed
+            and owned
+            and creators(_joined(text, runs, i))
+            and handle_runs[-1] + 1 < len(runs)
+            and lowered[handle_runs[-1] + 1] in KIND_WORDS
+            and text[runs[handle_runs[-1] + 1][1] :].lstrip().startswith(")")
+        )
+        if len(handle) >= MIN_HANDLE and (
+            glossed
+            or (
+                (only_creators(handle) or (bracketed and creators(handle)))
+                and is_coined(handle)
+                and (bracketed or not owned)
+            )
         ):
             makers.update(handle_runs)
+    phrase |= _named_before_makers(text, runs, lowered, makers, phrase, boundary_between)
     if version is None and base is not None and not any(KIND_WORDS.intersection(f) for _, _, f in tokenized):
         version = base
     label_runs: set[int] = set()
@@ -828,6 +867,7 @@ def read_reference(
         text, runs, lowered, spells, spells_rare, taken | set().union(*definite), phrase | markers, owns_trigger
     )
     definite += _weighted_clauses(text, runs, lowered, strengths, taken | set().union(*definite))
+    definite += _written_files(text, runs, files, taken | set().union(*definite))
     named_runs += definite
     # "ritsuko akagi in a lab coat, <lora:...>", "utsumi erice wearing the jirai kei fashion dress": the name a
     # request opens with, before its scene, beside a model it marks, tags or names whole
@@ -944,6 +984,14 @@ def makers_in_english(text: str, creator: Callable[[str], bool], only_creator: C
     def underscored(m: re.Match) -> str:  # "wiz_'s marin": the handle's underscore before its possessive
         return f"{m.group('handle')}{m.group('s')}" if creator(m.group("handle").casefold()) else m[0]
 
+    def s_ended(m: re.Match) -> str:  # "rulles' Preist Pack": a handle ending in "s", its possessive an apostrophe
+        # a creator's and no model's, no English word ("James' dog", "the girls' locker room"), before a name (not
+        # "in Kyros' workshop")
+        handle, owned = m.group("handle"), m.group("owned")
+        named = owned[:1].isupper() or not is_english(owned)
+        return f"{handle}'s" if named and only_creator(handle.casefold()) and not is_english(handle) else m[0]
+
+    text = _S_ENDED_POSSESSIVE.sub(s_ended, text)
     text = _MAKER_BEFORE.sub(before, _MAKER_AFTER.sub(after, _MADE_BY_HANDLE.sub(made, text)))
     return _UNMARKED_POSSESSIVE.sub(unmarked, _UNDERSCORED_POSSESSIVE.sub(underscored, text))
 
@@ -957,6 +1005,8 @@ _MADE_BY_HANDLE = re.compile(
 _UNDERSCORED_POSSESSIVE = re.compile(
     r"(?<![\w'’])(?P<handle>[^\W_][\w.-]*?[^\W_])_+(?P<s>['’]s)\b(?!\s*(?:lora|model|embedding|style)\b)"
 )  # "(hikki_'s lora)" after a name glosses it, as it is
+# a handle ending in "s" with the apostrophe of its possessive, before a name: "rulles' Preist Pack"
+_S_ENDED_POSSESSIVE = re.compile(r"(?<![\w'’])(?P<handle>[^\W_][\w.-]*s)['’](?=\s+(?P<owned>[^\W\d_][\w-]*))")
 # a handle with an "s" and no apostrophe before a name: "velvetnibs lyra venn"
 _UNMARKED_POSSESSIVE = re.compile(r"(?<![\w'’])(?P<handle>[^\W\d_][\w.-]{2,}?)s'?(?=\s+[^\W\d_])")
 
@@ -1083,9 +1133,16 @@ def _listed(
         return bool(kinds) and lowered[j] in SCENE_OPENERS and bool({j + 1, j + 2} & marked)
 
     names: list[set[int]] = []
+    before: set[int] = set()  # the name before this one, listed or marked ("lolcharacters' Ashe and ...")
+    in_scene = False  # past a word of what the picture does, with no connector since
     i, carried = 0, False  # carried: the run before i was a connector word
     # "usa l'embedding di ...", "vocês têm o embedding ...": "use" and "do you have" name nothing
-    while i < end and (lowered[i] in _USE or lowered[i] in ASKING):
+    while i < end and (
+        lowered[i] in _USE
+        or lowered[i] in ASKING
+        or lowered[i] in _FILLERS
+        or (i and lowered[i] == "so" and lowered[i - 1] in _FILLERS)
+    ):
         i += 1
     while i < end:
         connected = carried or (i > 0 and bool(_JOINED_BY.search(text[runs[i - 1][1] : runs[i][0]])))
@@ -1121,6 +1178,14 @@ def _listed(
         if not taken:
             if i < end and not (lowered[i] in KIND_WORDS or joins(i)):
                 break  # the scene began
+            # after a bracket the scene may begin too: what it does to its things names no model, until a connector
+            # ("hex maniac (murky's lora) reading fortune cards by candlelight"; "..., plus the menma style")
+            doing = (
+                i < end
+                and lowered[i] not in listing
+                and opens_scene(lowered[i], lowered[i + 1] if i + 1 < len(runs) else "")
+            )
+            in_scene = doing or (in_scene and not _parted(text[runs[i - 1][1] : runs[i][0]]))
             i += 1
             continue
         if not joins(j):
@@ -1132,19 +1197,41 @@ def _listed(
                 len(taken) > 1 and all(text[runs[k][0]].isupper() for k in taken) and text[runs[j][0]].islower()
             )
             named = capitalised or not all(is_english(lowered[k]) for k in taken)
-            if connected and names and lowered[i - 1] in _AND and named:
+            if connected and before and lowered[i - 1] in _AND and named:
                 names.append(taken)
             break
         # after the last kind word only a connector lists a name: "the alleyway lora, rainy night" is the picture
         if (
             (not kinds or min(taken) < last_kind or connected or weighted(max(taken)))
+            and (connected or not in_scene)
             and not taken & marked
             and not any(is_unspaced(lowered[k]) for k in taken)
         ):
             names.append(taken)
         carried = j < end and lowered[j] in listing
+        before, in_scene = taken, in_scene and not connected
         i = j + 1 if j < end and (lowered[j] in listing or lowered[j] in KIND_WORDS) else j
     return names
+
+
+def _written_files(text: str, runs: list, files: list[tuple[int, int]], taken: set[int]) -> list[set[int]]:
+    """The names written as their files, pieces joined by underscores ("bg = mccc Concept_Scenery_scene_V1"), which no
+    other reading took: a model's name wherever it stands ("t-shirt" and "concept-art" are words as written)."""
+    found = []
+    for start, end in files:
+        inside = {i for i, (s, e, _) in enumerate(runs) if start <= s and e <= end}
+        written = text[start:end]
+        # a file's name, with a capital or a number ("Concept_Scenery_scene_V1"), not a tag ("looking_at_viewer") nor
+        # a version's label ("(v2_offset)")
+        if (
+            len(inside) > 1
+            and not inside & taken
+            and re.search(r"[^\W_]_[^\W_]", written)
+            and re.search(r"[A-Z\d]", written)
+            and not re.match(r"(?i)v\d", written)
+        ):
+            found.append(inside)
+    return found
 
 
 def _labelled_fields(text: str, runs: list) -> list[set[int]]:
@@ -1916,6 +2003,56 @@ def _done_to(lowered: list[str], i: int) -> bool:
 def _done(word: str) -> bool:
     """Does ``word`` say what was done ("lit", "painted"), a participle, not a name's word?"""
     return word in _DONE_IRREGULAR or (len(word) > 4 and word.endswith("ed"))
+
+
+_MODEL_NOTE = re.compile(r"(?i)\bv(?:er(?:sion)?)?\.?\s*\d|\b(?:lora|locon|lycoris|embedding|ti)\b")
+
+
+def _named_before_makers(
+    text: str,
+    runs: list,
+    lowered: list[str],
+    makers: set[int],
+    phrase: set[int],
+    boundary_between: Callable[[int, int], bool],
+) -> set[int]:
+    """The words right before "by" and a maker ("décor : Fitting Room de rulles (v2.0)", read "by rulles"), and, in a
+    request that marks other names, before a bracket that gives a maker with a version or kind ("wearing a Vision Pro
+    headset (LogicAI, v2.0)", though an article put it in the picture): a model's name."""
+    named: set[int] = set()
+    for i in sorted(makers):
+        if i > 1 and lowered[i - 1] == "by" and not boundary_between(i - 2, i):
+            last = i - 2  # the word before "by"
+        elif phrase and (opened := _model_note_before(text, runs[i])) is not None:
+            before = [j for j in range(len(runs)) if runs[j][1] <= opened]
+            if not before or text[runs[before[-1]][1] : opened].strip():
+                continue
+            last = before[-1]
+        else:
+            continue
+        j, taken = last, []
+        while (
+            j >= 0
+            and j not in makers
+            and lowered[j] not in STOPWORDS | _PHRASE_STOPS | SCENE_OPENERS | KIND_WORDS
+            and not (taken and boundary_between(j, j + 1))
+        ):
+            taken.append(j)
+            j -= 1
+        # "saratoga from warship girls (tlfz's, v1.2)": the series of a name said before it, not a name (a picture
+        # "of" someone is: "ein Bild von Mami Tomoe (die LoRA von cubby_ai)")
+        series = j > 0 and lowered[j] in _ORIGIN and lowered[j - 1] not in PICTURE_NOUNS
+        if taken and not phrase & set(taken) and not series:
+            named.update(taken)
+    return named
+
+
+def _model_note_before(text: str, run: tuple) -> int | None:
+    """Where the bracket opens that ``run`` stands in, when it says a version or kind ("(LogicAI, v2.0)")."""
+    opened, closed = text.rfind("(", 0, run[0]), text.find(")", run[1])
+    if opened < 0 or opened < text.rfind(")", 0, run[0]) or closed < 0:
+        return None
+    return opened if _MODEL_NOTE.search(text, opened, closed) else None
 
 
 def in_brackets(text: str, at: int) -> bool:
