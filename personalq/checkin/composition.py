@@ -57,10 +57,12 @@ MAX_LISTED = 3 * MAX_CHECKPOINTS  # names a request may list (some are the pictu
 _KIND_WORD = "|".join(sorted(KIND_WORDS, key=len, reverse=True))  # a kind word as a regex, longest first
 # what may stand inside one name between two of its words ("simple light and shadow", "tom & jerry")
 _JOINING = re.compile(r"(?i)\s*(?:and|&|n|'n'|of|the|of the|x|plus|with|[-_:])?\s*")
+# the words that join two names in a list, in the languages requests come in ("w/" is "with", not "w/o")
+_CONNECTING = r"\bw/(?!o)|\b(?:and|with|plus|und|mit|et|avec|y|con|e)\b"
 # what separates two names inside the words a request marks: a kind word closing the first ("the corgi lora with
 # the pixel art style lora"), a comma, "and", "with", "+"
 _BETWEEN_NAMES = re.compile(
-    r"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|\bw/(?!o)|\b(?:and|with|plus|in|im|using|wearing|x|und|mit|et|avec|y|con|e)\b|\b(?:"
+    rf"(?i)[,;+&!?]|\.(?=\s)|(?<=\s)/(?=\s)|{_CONNECTING}|\b(?:in|im|using|wearing|x)\b|\b(?:"
     + _KIND_WORD
     + r")\b|"
     + "|".join(UNSPACED_KINDS)  # "wlsdnjs950 스타일에 gameiconresearch_3d_lora도": particles follow them
@@ -790,8 +792,9 @@ def compose(
     # "caenis (sialiasialis, v.1.0)": a version said is no name
     groups = [g for g in groups if not any(_inside(span_of(reference, g), said) for _, said in intent.version_marks)]
     groups = _with_version_labels(intent, reference, groups)
-    groups = _without_makers_after(intent.text, reference, groups, cache.index().is_creator)
-    groups = _split_at_owners(intent.text, reference, groups, cache.index().is_creator)
+    is_creator = cache.index().is_creator
+    groups = _without_makers_after(intent.text, reference, groups, is_creator)
+    groups = _split_at_owners(intent.text, reference, groups, is_creator)
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
     trained = _trained_words(cache, reference, groups)
@@ -820,7 +823,7 @@ def compose(
         scoped = replace(scoped, part_text=_own_clause(intent.text, spans, i))
         ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
-        marked = said and _called_a_model(intent.text, reference, words, cache.index().is_creator)
+        marked = said and _called_a_model(intent.text, reference, words, is_creator)
         if not marked and not _names_model(cache, ranking, words):
             # "kanbe kotori asleep at her desk, ...": a listed name's last words may be the picture's
             named = _named_opening(cache, scoped, reference, words, groups)
@@ -910,7 +913,7 @@ def _answered_by_part(decision: Decision, reference: Reference, words: set[int],
 
 
 _PART_CLAUSE = re.compile(r"[,;:.!?+]|\s[-–—/]\s")  # where the clause of a part's name ends
-_PART_OPENS = re.compile(r"(?i)[,;:!?+&]|\.(?=\s)|\s[-–—/]\s|\bw/(?!o)|\b(?:and|with|plus|und|mit|et|avec|y|con|e)\b")
+_PART_OPENS = re.compile(rf"(?i)[,;:!?+&]|\.(?=\s)|\s[-–—/]\s|{_CONNECTING}")
 
 
 def _numbered(cards: list[StoredCheckpoint], said: str) -> list[StoredCheckpoint]:
