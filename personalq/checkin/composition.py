@@ -12,13 +12,14 @@ bases, or two full models, are refused with both named.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from anyascii import anyascii
 
 from personalq.checkin.evidence import SelectionIndex, card_fields, model_name, numbered_titles
-from personalq.checkin.intent import VERSION_WORD, Intent, version_number
+from personalq.checkin.intent import QUANTITY, VERSION_WORD, Intent, version_number
 from personalq.checkin.lexicon import ASKING, DRAW_ME, FIELD_LABEL, MODEL_COMPOUNDS
 from personalq.checkin.reasoning import MIN_COVERAGE, Decision, kinds_named
 from personalq.checkin.reference import (
@@ -152,7 +153,7 @@ def _up_to_named(
     if not kept or kept == words:
         return words, ranking
     as_kept = [kept if group == words else group for group in groups]
-    return kept, retrieve(cache, intent, _part_reference(reference, kept, as_kept))
+    return kept, retrieve(cache, intent, _part_reference(cache.index(), reference, kept, as_kept))
 
 
 def _with_bracketed(text: str, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
@@ -275,19 +276,21 @@ def _split_at_owners(
     return sorted(split, key=min)
 
 
-def _part_reference(reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
+def _part_reference(index: SelectionIndex, reference: Reference, words: set[int], groups: list[set[int]]) -> Reference:
     """The request read for one part: its words are the name, the scene's words still weigh as content, and the
     other parts' words count for nothing (they are evidence for other models)."""
     others = set().union(*groups) - words
-    part = replace(reference.with_phrase(words), makers=_makers_of(reference, words, groups))
+    part = replace(reference.with_phrase(words), makers=_makers_of(index, reference, words, groups))
     if reference.described and words <= reference.phrase:  # "the lora that swaps the lower jaw ...": described
         part = replace(part, described=True)
     return replace(part, words=[replace(w, weight=0.0) if k in others else w for k, w in enumerate(part.words)])
 
 
-def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) -> list:
+def _makers_of(index: SelectionIndex, reference: Reference, words: set[int], groups: list[set[int]]) -> list:
     """The creators said of the part named by ``words``: each maker goes with the name nearest it ("laika_slime_300
-    wearing zhuym's lolita dress lora": zhuym made the dress, not Laika)."""
+    wearing zhuym's lolita dress lora": zhuym made the dress, not Laika), unless they made nothing that name calls
+    and something another name calls ("Ms. Fortune de Skullgirls ..., décor : Fitting Room de rulles": rulles
+    made the fitting room)."""
 
     # a maker in brackets was said of the name before them ("Skadi ... (le LoRA de L_A_X) ..., GHIBLI_Background")
     said = reference.text.casefold()
@@ -323,7 +326,23 @@ def _makers_of(reference: Reference, words: set[int], groups: list[set[int]]) ->
         spans = spans_at.get(maker_at)
         return bool(spans) and re.match(r"['’]s\b", reference.text[spans[-1][1] - 2 : spans[-1][1] + 2]) is not None
 
-    return [m for m in reference.makers if min(groups, key=lambda g: distance(m.position, g)) == words]
+    def theirs(maker, group: set[int]) -> bool:  # did the maker make a model these words call by name or trigger?
+        said = {form for k in group for form in reference.words[k].forms} - _NOT_NAMING
+        return any(said & _called_by(index.cards[i]) for i in index.made_by(maker.forms))
+
+    def goes_with(maker) -> set[int]:
+        by_distance = sorted(groups, key=lambda g: distance(maker.position, g))
+        if not _name_words(reference.written(by_distance[0])):
+            return by_distance[0]  # "thesauceer uploaded a style lora that ...": the kind their model is
+        return next((g for g in by_distance if theirs(maker, g)), by_distance[0])
+
+    return [m for m in reference.makers if goes_with(m) == words]
+
+
+def _called_by(card: StoredCheckpoint) -> set[str]:
+    """The words a card is called by: its name's and its first trained word's (a character's later trained words
+    list what it wears: "1girl, dress, gloves")."""
+    return field_tokens(model_name(card)).union(*(field_tokens(t) for t in card.triggers[:1]))
 
 
 def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
@@ -353,7 +372,8 @@ def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
         if foreign and any(squash(trigger) == joined for trigger in card.triggers):
             return True
         calling = card.triggers if foreign and variants(card.triggers) else card.triggers[:1]
-        fields = named["name"] | named["version"] | set().union(*map(field_tokens, calling))
+        # (and by its maker's handle said beside the name: "konan darkest dungeon style")
+        fields = named["name"] | named["version"] | named["creator"] | set().union(*map(field_tokens, calling))
         return sum(_calls(fields, reference.words[k].forms) for k in words) >= least * len(words)
 
     # or by all of them run together in its name ("future technology city": "XSarchitectural-21Futuretechnologycity")
@@ -417,7 +437,7 @@ def _named_opening(
             continue  # a name's words only: "cowgirl sheriff", "sticker of a chibi fox" are the picture's
         # the part is its kept words now: the maker said beside them is theirs ("la arix by mochainkz ...")
         as_kept = [kept if group == words else group for group in groups]
-        part = _part_reference(reference, kept, as_kept)
+        part = _part_reference(cache.index(), reference, kept, as_kept)
         # and a handle left over is who made it ("la mash kyrielight de justTNP qui ...")
         handles = [reference.words[k] for k in sorted(words - kept) if _a_handle(index, reference.words[k].forms[0])]
         ranking = retrieve(cache, intent, replace(part, makers=part.makers + handles))
@@ -456,10 +476,84 @@ def _trained_words(cache: CardCache, reference: Reference, groups: list[set[int]
         written = reference.text[start:end]
         if k not in taken and len(written) >= LONE_WORD_LETTERS and is_coined(squash(written)):
             # a word an article leads to is a thing in the picture ("in a warm genkan"), not a trained word used
-            if index.owns_trigger(written) and not _ARTICLE_BEFORE.search(reference.text, 0, start):
+            owned = index.owns_trigger(written) or index.names_coined(written)
+            if owned and not _ARTICLE_BEFORE.search(reference.text, 0, start):
                 found.append({k})
         k += 1
     return found
+
+
+MAKER_REACH = 3  # the most words between a maker said and the name of their model they are said of
+
+
+def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[int]]) -> list[set[int]]:
+    """The words outside ``groups`` beside a maker said that are one of their models' names, for a maker none of the
+    groups names a model of ("..., background: Fitting Room made by rulles", "Chut thai do Pondloso"): said
+    with its maker, a name of plain words is that model's, not the picture's."""
+    taken = set().union(*groups, reference.series)  # (the series a name is from is no model: "from star rail")
+    found: list[set[int]] = []
+    for maker in reference.makers:
+        said = [{form for k in g for form in reference.words[k].forms} - _NOT_NAMING for g in groups]
+        made = [index.cards[i] for i in index.made_by(maker.forms)]
+        if any(words & _called_by(card) for words in said for card in made):
+            continue  # the maker's model is named already
+        at = [k for k, w in enumerate(reference.words) if w.position == maker.position]
+        if not at or any(
+            min(g) == max(at) + 1 or _MADE_BY_BEFORE.search(_said_before(reference, at, g)) for g in groups
+        ):
+            # none said, or said as the owner of the name right after it ("pumpkinhn's fu xuan from ...") or as who
+            # made the name right before it ("kanatta by h_madoka as sailor moon": a name misspelled is still theirs)
+            continue
+        near = [
+            k
+            for k in range(max(0, min(at) - MAKER_REACH - 2), min(len(reference.words), max(at) + MAKER_REACH + 3))
+            if k not in taken and k not in at and not any(k in run for run in found)
+        ]
+        runs = []
+        for card in made:
+            name = {
+                t
+                for t in set(words_in(model_name(card))) - _NOT_NAMING - set(words_in(card.creator or ""))
+                if not VERSION_WORD.match(t) and not t.isdigit()
+            }
+            for run in _runs(k for k in near if name & set(reference.words[k].forms)):
+                said = name & {f for k in run for f in reference.words[k].forms}
+                if len(said) < 2 and (said != name or all(is_english(w, COMMON_ZIPF) for w in said)):
+                    continue  # not its name: two words of it ("axebro sticker effect"), or the whole of a rarer one
+                first, last = min(run), max(run)
+                between = reference.text[
+                    reference.spans[min(last, max(at))][1] : reference.spans[max(first, min(at))][0]
+                ]
+                # beside the maker: "Komi Shuuko (1cupColdBrew's)" but not across a clause
+                if (
+                    not CLAUSE_BREAK.search(between.strip(" ()"))
+                    and min(abs(first - max(at)), abs(last - min(at))) <= MAKER_REACH
+                ):
+                    runs.append(run)
+        if runs:
+            found.append(max(runs, key=len))
+    return found
+
+
+_MADE_BY_BEFORE = re.compile(r"(?i)^\s*(?:by|from|de|do|von|di|dari|od)\s*$")
+
+
+def _said_before(reference: Reference, at: list[int], group: set[int]) -> str:
+    """The text between a name and the maker said right after it, or a sign that the name is not right before."""
+    if max(group) >= min(at) or max(group) < min(at) - 1:
+        return "-"
+    return reference.text[reference.spans[max(group)][1] : reference.spans[min(at)][0]]
+
+
+def _runs(positions) -> list[set[int]]:
+    """Word positions in runs written together: next to each other, or one word apart."""
+    runs: list[set[int]] = []
+    for k in sorted(positions):
+        if runs and k - max(runs[-1]) <= 2:
+            runs[-1].add(k)
+        else:
+            runs.append({k})
+    return runs
 
 
 _OPENS_ITEM = re.compile(r"(?i)(?:^|[,;:+&]|\.\s|\b(?:and|with|plus)\s)\s*$")
@@ -572,6 +666,12 @@ def _with_own_version(scoped: Intent, span: tuple[int, int], said: Intent) -> In
             own = frozenset(words_in(said.text[start:end])) & said.version_words
             return replace(scoped, version_words=own, version_word_spans=[(start, end)])
     return scoped
+
+
+def _quantities_after(text: str, span: tuple[int, int]) -> list[tuple[str, str]]:
+    """The quantity said right after a part's name, past its kind word and bracket ("(500 Steps)")."""
+    m = QUANTITY.match(text, _BEFORE_VERSION.match(text, span[1]).end())
+    return [(m.group("n"), m.group("unit").lower().rstrip("s"))] if m else []
 
 
 def _owner(intent: Intent, spans: list[tuple[int, int]]) -> int:
@@ -798,9 +898,10 @@ def compose(
     wanting = wanting_words(reference)  # "quiero a la yoruichi ...": "I want" is no word of the name
     groups = [g - wanting for g in groups if g - wanting]
     trained = _trained_words(cache, reference, groups)
+    trained += _makers_named(cache.index(), reference, groups + trained)
     groups = [g for g in groups if not any(g < run for run in trained)] + trained
     head = reference.head - set().union(*groups)
-    if any(len(run) > 1 for run in trained) and head and head == reference.head:
+    if trained and head and min(head) == min(reference.head):
         groups.append(head)  # "memnarch looming ..., david moreno architecture ...": the name it opens with
     groups = sorted(groups, key=min)
     if len(groups) + len(tagged) < 2:
@@ -816,12 +917,16 @@ def compose(
     spans = [span_of(reference, words) for words in groups]
     owner = _owner(intent, spans)
     weights = _strengths(intent, spans)
+    quantities = [_quantities_after(intent.text, span) for span in spans]
+    unclaimed = [q for q in intent.quantities if not any(q in said for said in quantities)]
     parts: list[Part] = []
     for i, words in enumerate(groups):
         scoped = _with_own_version(_scoped(intent, i == owner), spans[i], intent) if i != owner else intent
+        # "Neon Diffusion TI (500 Steps)": a file's quantity said right after a part is that part's
+        scoped = replace(scoped, quantities=quantities[i] or (unclaimed if i == owner else []))
         # the kind said of another part is not this one's ("genshin_yae with the gongbi lora": an embedding may be it)
         scoped = replace(scoped, part_text=_own_clause(intent.text, spans, i))
-        ranking = retrieve(cache, scoped, _part_reference(reference, words, groups))
+        ranking = retrieve(cache, scoped, _part_reference(cache.index(), reference, words, groups))
         said = words <= reference.phrase or words in reference.listed  # listed: a labelled field ("style: ...")
         marked = said and _called_a_model(intent.text, reference, words, is_creator)
         if not marked and not _names_model(cache, ranking, words):
@@ -845,6 +950,8 @@ def compose(
             after = intent.text[span_of(reference, words)[1] : following]
             decision = _answered_by_part(decision, reference, words, after)
         parts.append(Part(words, ranking, decision, weights[i], marked=marked))
+    if tagged:  # "<lora:hm2b:0.7>, <lora:egirl:0.6>, streaming setup, gaming chair, ...": the rest is the prompt
+        parts = [p for p in parts if p.marked or not _written_plain(reference, p.words)]
     parts += tagged
     if len(parts) < 2:
         return None
@@ -899,21 +1006,38 @@ def _said_run(text: str) -> str:
 
 def _answered_by_part(decision: Decision, reference: Reference, words: set[int], after: str) -> Decision:
     """A part's question among models, answered by what the part itself says of its model: a number its name holds
-    (:func:`_numbered`), the kind said right ``after`` it (:func:`_of_kind_said`), its name said whole
-    (:func:`_named_whole`)."""
+    (:func:`_numbered`), the kind said right ``after`` it (:func:`_of_kind_said`), a version's label in its bracket
+    (:func:`_labelled_in_bracket`), its name said whole (:func:`_named_whole`, :func:`_named_most`)."""
     if decision.status != "clarify":
         return decision
     start, end = span_of(reference, words)
     remaining = _of_kind_said(_numbered(decision.remaining, reference.text[start:end]), after)
+    remaining = _labelled_in_bracket(remaining, reference.text, end)
     if len(remaining) == 1:
         return Decision("selected", remaining)
     if len(remaining) < len(decision.remaining):
         decision = replace(decision, remaining=remaining, reason=f"{len(remaining)} checkpoints fit")
-    return _named_whole(decision, reference, words)
+    clause = CLAUSE_BREAK.split(reference.text[:start])[-1] + reference.text[start:end]
+    clause += _PART_CLAUSE.split(after, maxsplit=1)[0]
+    return _named_most(_named_whole(decision, reference, words), reference.text[start:end], clause)
 
 
 _PART_CLAUSE = re.compile(r"[,;:.!?+]|\s[-–—/]\s")  # where the clause of a part's name ends
 _PART_OPENS = re.compile(rf"(?i)[,;:!?+&]|\.(?=\s)|\s[-–—/]\s|{_CONNECTING}")
+
+
+_BRACKET_AFTER = re.compile(rf"(?i)(?:\s*(?:{_KIND_WORD})\b)*\s*\(([^()]*)\)")
+
+
+def _labelled_in_bracket(cards: list[StoredCheckpoint], text: str, end: int) -> list[StoredCheckpoint]:
+    """The ``cards`` whose version label the bracket right after a part writes as a word ("Meenow's Aerith lora (file
+    tifa_v1, ...)": the version labelled "tifa_v1"), when some are."""
+    bracket = _BRACKET_AFTER.match(text, end)
+    if bracket is None:
+        return cards
+    said = {squash(w) for w in re.findall(r"[^\s,;()]+", bracket.group(1))}
+    labelled = [c for c in cards if c.version and squash(c.version) in said and not squash(c.version).isdigit()]
+    return labelled or cards
 
 
 def _numbered(cards: list[StoredCheckpoint], said: str) -> list[StoredCheckpoint]:
@@ -967,6 +1091,56 @@ def _named_whole(decision: Decision, reference: Reference, words: set[int]) -> D
     if len(named) == 1:
         return Decision("selected", named)
     return replace(decision, remaining=named, reason=f"{len(named)} versions of {model_name(named[0])} fit")
+
+
+_LATIN = re.compile(r"[0-9a-zà-ɏ]")  # a word in the Latin script (or a number)
+
+
+def _folded(said: frozenset[str]) -> set[str]:
+    """Words without their accents and plural ("dore" of "doré", "marker" of "markers"), as names are written
+    either way."""
+    bare = (unicodedata.normalize("NFKD", w).encode("ascii", "ignore").decode() or w for w in said)
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in bare}
+
+
+def _named_most(decision: Decision, part: str, clause: str) -> Decision:
+    """A part's question among models, one of which the part says every name word of, is answered by that one when
+    each other is either named by fewer of those same words ("girls und panzer kay": "Girls und Panzer Kay", not
+    "Girls und Panzer") or hardly named at all ("the table rpg / d&d maps #10 - cities lora": not "FF14 Landscape and
+    Cities"), in the ``part``'s clause. Another model most of whose name is said too, or whose name says all the
+    part's words, is a real question ("nhat binh dress" of two such, "Gustave Doré style" of "Paradise Lost Gustave
+    Dore 1866")."""
+    if decision.status != "clarify":
+        return decision
+    said, named = _folded(_name_words(clause)), _folded(_name_words(part))
+    # a name's words in another script than the request's are its gloss ("明日方舟-夕 Arknights-dusk")
+    latin = all(_LATIN.match(w) for w in said)
+    names = {
+        c.family or c.id: {w for w in _folded(_name_words(model_name(c))) if not latin or _LATIN.match(w)}
+        for c in decision.remaining
+    }
+    whole = [family for family, name in names.items() if name and name <= said]
+    if not whole:
+        return decision
+    most = max(whole, key=lambda family: len(names[family]))
+    if not all(
+        name < names[most] or (len(name & said) < len(name) / 2 and not (len(named) > 1 and named <= name))
+        for f, name in names.items()
+        if f != most
+    ):
+        return decision
+    named = [c for c in decision.remaining if (c.family or c.id) == most]
+    if len(named) == 1:
+        return Decision("selected", named)
+    return replace(decision, remaining=named, reason=f"{len(named)} versions of {model_name(named[0])} fit")
+
+
+def _written_plain(reference: Reference, words: set[int]) -> bool:
+    """Are ``words`` everyday English written in lower case, as a prompt's tags are ("gaming chair")?"""
+    start, end = span_of(reference, words)
+    return reference.text[start:end].islower() and all(
+        is_english(reference.words[k].forms[0], COMMON_ZIPF) for k in words
+    )
 
 
 def _plain_words_of_many(part: Part, reference: Reference, spells: Callable[[str], bool]) -> bool:

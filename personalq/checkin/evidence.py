@@ -32,6 +32,7 @@ from personalq.checkin.aliases import description_aliases
 from personalq.checkin.roles import ROLE_KINDS
 from personalq.checkin.tokens import (
     field_tokens,
+    is_coined,
     is_english,
     is_english_pair,
     is_unspaced,
@@ -222,8 +223,9 @@ _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embedding
 _STYLE_AT_END = re.compile(r"(?i)\W*\bstyle\W*$")  # "Elegant hanfu ruqun style": what its name is besides
 
 # a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin")
+# a kind word opening or closing a name, also as a file writes it ("GameIconResearch_omkt_Lora")
 _KIND_AT_ENDS = re.compile(
-    r"(?i)^\W*(?:lora|locon|lycoris|embedding|ti)\b\W*|\W*\b(?:lora|locon|lycoris|embedding)\W*$"
+    r"(?i)^\W*(?:lora|locon|lycoris|embedding|ti)\b\W*|(?:\W*\b|_)(?:lora|locon|lycoris|embedding)\W*$"
 )
 
 
@@ -648,6 +650,14 @@ class SelectionIndex:
     def names_one_model(self, word: str) -> bool:
         """Is ``word`` a word of one model's name and of no other's ("sussurro", "kogatan")?"""
         return squash(word) in self._sole_name_words
+
+    def names_coined(self, text: str) -> bool:
+        """Is the one written word ``text`` a made-up name one model alone is called ("vaporwavev1" of "VaporWaveV1",
+        "GameIconResearch_omkt" of "GameIconResearch_omkt_Lora")? Like a trained word, it names that model wherever
+        it stands."""
+        whole = squash(text)
+        named = {self.family_of[i] for i in self._mentions.get(whole, ()) if i >= 0}
+        return len(named) == 1 and is_coined(whole)
 
     def owns_trigger(self, text: str) -> bool:
         """Is ``text`` a trained word written whole that only one model's versions have, and a word hardly any other

@@ -112,7 +112,7 @@ _VERSION_WORDS = re.compile(
     re.I,
 )
 # sizes, dims and step counts that name one file of a model ("the 9MB one", "64 dims", "8000 steps")
-_QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)[\s-]*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
+QUANTITY = re.compile(r"(?<![\w.])(?P<n>\d+)[\s-]*(?P<unit>mb|dims?|steps?|epochs?)(?![a-z])", re.I)
 # a bare decimal after a name is its version ("namoridane 5.0"), unless a base model's ("sd 1.5", "for 2.1"); after a
 # kind word, in brackets, of up to three numbers ("(embedding 2.0.0)", "makima embedding (1.1)"), never a date
 _DECIMAL_VERSION = re.compile(r"(?P<pre>[^\W\d_]+)\s+(?P<n>\d+\.\d+)(?![\w.%]|\s*(?:mb|m|cm|x|kg)\b)", re.I)
@@ -562,7 +562,7 @@ def _read_file_details(intent: Intent) -> None:
     intent.numbered = [
         (m.group("name").lower(), m.group("n")) for m in _NUMBERED.finditer(text) if not overlaps(m.span(), spans)
     ]
-    for m in _QUANTITY.finditer(text):
+    for m in QUANTITY.finditer(text):
         if not overlaps(m.span(), spans):
             intent.quantities.append((m.group("n"), m.group("unit").lower().rstrip("s")))
             spans.append(m.span())

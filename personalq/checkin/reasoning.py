@@ -277,16 +277,20 @@ def constraints(intent: Intent, cards: list[StoredCheckpoint]) -> list[tuple[str
                 )
             )
     elif re.search(r"\d$", written):
-        # and a number alone picks a model's plain release over the one that adds a letter ("v1.0", not "v.1.0b")
+        # and a number alone picks the release of a model labelled as it is written over those that add a letter or
+        # write it otherwise ("v1.0", not "v.1.0b" or "V01")
         plain = {c.family or c.id for c in cards if squash(str(c.version or "")) == written}
-        lettered = {
+        otherwise = {
             c.id
             for c in cards
-            if (c.family or c.id) in plain and re.fullmatch(rf"{written}[a-z]", squash(str(c.version or "")))
+            if (c.family or c.id) in plain
+            and squash(str(c.version or "")) != written
+            # a number written otherwise, not "v1.5 (for wd vae)" or "v1.1-17100"
+            and re.fullmatch(r"(?i)v?\.?\d+(?:\.\d+)*[a-z]?", str(c.version or "").strip())
         }
-        if lettered:
-            said = intent.text[slice(*intent.version_span)]
-            steps.append((f"none of them is labelled {said}", lambda c: c.id not in lettered))
+        if otherwise:
+            as_said = intent.text[slice(*intent.version_span)]
+            steps.append((f"none of them is labelled {as_said}", lambda c: c.id not in otherwise))
     if created:
         label = " or ".join(dict.fromkeys(w.label.split()[0] if len(created) > 2 else w.label for w in created))
         steps.append(

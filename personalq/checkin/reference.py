@@ -778,14 +778,16 @@ def read_reference(
         handle = _joined_on(text, runs, i)
         bracketed = in_brackets(text, runs[i][0])
         owned = _possessive(text, runs[handle_runs[-1]])
-        # "hex maniac (murky's lora)": a bracket that says whose model it is names its maker, whatever the handle
+        # "hex maniac (murky's lora)", "amane kanata — h_madoka's lora, v2 — ...": a bracket or an aside between
+        # dashes that says whose model it is names its maker, whatever the handle
+        aside = bracketed or _DASH_OPENS.search(text, 0, runs[handle_runs[0]][0]) is not None
         glossed = (
-            bracketed
+            aside
             and owned
             and creators(_joined(text, runs, i))
             and handle_runs[-1] + 1 < len(runs)
             and lowered[handle_runs[-1] + 1] in KIND_WORDS
-            and text[runs[handle_runs[-1] + 1][1] :].lstrip().startswith(")")
+            and _ASIDE_CLOSES.match(text[runs[handle_runs[-1] + 1][1] :].lstrip()) is not None
         )
         if len(handle) >= MIN_HANDLE and (
             glossed
@@ -2053,6 +2055,10 @@ def _model_note_before(text: str, run: tuple) -> int | None:
     if opened < 0 or opened < text.rfind(")", 0, run[0]) or closed < 0:
         return None
     return opened if _MODEL_NOTE.search(text, opened, closed) else None
+
+
+_DASH_OPENS = re.compile(r"\s[-–—]+\s*$")  # an aside opening with a dash, right before a word
+_ASIDE_CLOSES = re.compile(r"[)–—,;]|-\s|$")  # what ends an aside: its bracket or dash, or a comma in it
 
 
 def in_brackets(text: str, at: int) -> bool:

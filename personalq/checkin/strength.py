@@ -22,7 +22,7 @@ _NUMBER = (
 _KEY_WRITTEN_APART = (
     r"strength|weight|power|str|intensity|scale"
     r"|gewicht|gewichtung|stärke|staerke|poids|force|intensité|peso|fuerza|força|forza|intensidad|intensidade"
-    r"|intensità|sterkte|styrka|vikt|вес\w*|сил\w*|wag\w*|sił\w*"
+    r"|intensità|sterkte|styrka|vikt|вес\w*|сил\w*|wag\w*|sił\w*|bobot|kekuatan|ağırlık\w*|agirlik\w*|güç\w*|trọng\s+số"
 )
 _KEY_WRITTEN_JOINED = r"強度|强度|權重|权重|強さ|ウェイト|ウエイト|重み|강도|가중치"
 STRENGTH_KEY = rf"(?:{_KEY_WRITTEN_APART}|{_KEY_WRITTEN_JOINED})"
@@ -77,6 +77,15 @@ _IN_LIST = re.compile(
     r"(?i)(?<=[^\W\d_])\s+(?:(?P<n>0?\.\d+)|(?P<pct>\d{1,3})\s*%)(?=\s*(?:[,;+&]|[-–—]\s|$)|\s+(?:and|with|plus)\b)"
     # or a fraction below one between a name and what it does: "fairy pixie 0.7 resting on a lotus leaf"
     r"|(?<=[^\W\d_])\s+(?P<n2>0\.\d+)(?=\s+[a-z]{3,})"
+)
+# a strength written as an operator and a number after a name: "x0.8", "× 0.6", "→ 0.65", "-> 0.5", " : 0.6"; a
+# percent sign before the number, as Turkish writes it: "%80 ağırlıkla"; a fraction standing alone as a list item
+# after a name: "..., the v2.0 Faun version, 0.85; ..."
+_OPERATOR = re.compile(
+    r"(?i)(?:(?<=[^\W\d_]|\))\s+[x×*]|(?<=[^\W_]|\))\s*(?:→|->|=>)|(?<=[^\W_]|\))\s+:)"
+    r"\s*(?P<n>[01]?\.\d+)(?![\w.%])"
+    rf"|(?<![\w.])%\s*(?P<pct>\d{{1,3}})\s*{STRENGTH_KEY}"
+    r"|(?<=[^\W\d_]),\s*(?P<n2>0?\.\d+)(?=\s*(?:[,;]|[-–—]\s|$))"
 )
 # what says a number after it is a version: "the 0.5", "version 0.5"
 _VERSION_BEFORE = re.compile(r"(?i)\b(?:the|that|this|version|ver)\s+$")
@@ -141,13 +150,19 @@ def read_strengths(text: str) -> list[Strength]:
         value = float(m.group("n")) if m.group("n") else _value(m.group("pct"), percent=True)
         if value is not None and not any(m.start() < s.span[1] and s.span[0] < m.end() for s in found):
             found.append(Strength(m.span(), value))
-    for m in [*_AFTER_KIND.finditer(text), *_IN_LIST.finditer(text), *_AFTER_BRACKET.finditer(text)]:
+    for m in [
+        *_AFTER_KIND.finditer(text),
+        *_IN_LIST.finditer(text),
+        *_AFTER_BRACKET.finditer(text),
+        *_OPERATOR.finditer(text),
+    ]:
         said = next(group for group in ("n", "n2", "pct") if m.re.groupindex.get(group) and m.group(group))
         if _VERSION_BEFORE.search(text, 0, m.start(said)):
             continue  # "v0.8 not the 0.5": a version said again, not a strength
         value = _value(m.group(said), percent=said == "pct")
         if value is not None and not any(m.start(said) < s.span[1] and s.span[0] < m.end() for s in found):
-            start = m.start() if m.re is _AFTER_BRACKET else m.start(said)  # "):0.85" leaves with its colon
+            # "):0.85", " x0.8" and "%80" leave with their colon, operator or percent sign
+            start = m.start() if m.re in (_AFTER_BRACKET, _OPERATOR) else m.start(said)
             found.append(Strength((start, m.end()), value))
     for pattern, value, forward in ((_LITTLE, LITTLE, True), (_HALF, 0.5, False), (_FULL, 1.0, False)):
         for m in pattern.finditer(text):
