@@ -327,8 +327,8 @@ def _makers_of(index: SelectionIndex, reference: Reference, words: set[int], gro
         return bool(spans) and re.match(r"['’]s\b", reference.text[spans[-1][1] - 2 : spans[-1][1] + 2]) is not None
 
     def theirs(maker, group: set[int]) -> bool:  # did the maker make a model these words call by name or trigger?
-        said = {form for k in group for form in reference.words[k].forms} - _NOT_NAMING
-        return any(said & _called_by(index.cards[i]) for i in index.made_by(maker.forms))
+        forms = {form for k in group for form in reference.words[k].forms} - _NOT_NAMING
+        return any(forms & _called_by(index.cards[i]) for i in index.made_by(maker.forms))
 
     def goes_with(maker) -> set[int]:
         by_distance = sorted(groups, key=lambda g: distance(maker.position, g))
@@ -517,8 +517,8 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
                 if not VERSION_WORD.match(t) and not t.isdigit()
             }
             for run in _runs(k for k in near if name & set(reference.words[k].forms)):
-                said = name & {f for k in run for f in reference.words[k].forms}
-                if len(said) < 2 and (said != name or all(is_english(w, COMMON_ZIPF) for w in said)):
+                spoken = name & {f for k in run for f in reference.words[k].forms}
+                if len(spoken) < 2 and (spoken != name or all(is_english(w, COMMON_ZIPF) for w in spoken)):
                     continue  # not its name: two words of it ("axebro sticker effect"), or the whole of a rarer one
                 first, last = min(run), max(run)
                 between = reference.text[
@@ -1129,10 +1129,10 @@ def _named_most(decision: Decision, part: str, clause: str) -> Decision:
         if f != most
     ):
         return decision
-    named = [c for c in decision.remaining if (c.family or c.id) == most]
-    if len(named) == 1:
-        return Decision("selected", named)
-    return replace(decision, remaining=named, reason=f"{len(named)} versions of {model_name(named[0])} fit")
+    chosen = [c for c in decision.remaining if (c.family or c.id) == most]
+    if len(chosen) == 1:
+        return Decision("selected", chosen)
+    return replace(decision, remaining=chosen, reason=f"{len(chosen)} versions of {model_name(chosen[0])} fit")
 
 
 def _written_plain(reference: Reference, words: set[int]) -> bool:

@@ -222,8 +222,8 @@ _KIND_TOKENS = frozenset("lora loras locon lycoris lyco loha embedding embedding
 
 _STYLE_AT_END = re.compile(r"(?i)\W*\bstyle\W*$")  # "Elegant hanfu ruqun style": what its name is besides
 
-# a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin")
-# a kind word opening or closing a name, also as a file writes it ("GameIconResearch_omkt_Lora")
+# a kind word a name opens or ends with ("SurrealismAI LoRA", "[LoRA] Minchen_Lin"), also as a file writes it
+# ("GameIconResearch_omkt_Lora")
 _KIND_AT_ENDS = re.compile(
     r"(?i)^\W*(?:lora|locon|lycoris|embedding|ti)\b\W*|(?:\W*\b|_)(?:lora|locon|lycoris|embedding)\W*$"
 )
