@@ -61,6 +61,13 @@ CARDS = [
          triggers=["aerith gainsborough"], creator="Meenov"),
     dict(card_id="aerith-real", version="v1", name="Realistic_Aerith_meenow", tags=["character"],
          triggers=["aerith gainsborough"], creator="Meenov"),
+    dict(card_id="lofi", version="Beta", name="Lo-Fi Aesthetic", tags=["style"], triggers=["LoFi Aesthetic"],
+         creator="duskfallkrew"),
+    dict(card_id="splithair", name="Split-Color Hair (Black & White)", tags=["concept"],
+         triggers=["split-color hair"], creator="rerorerora"),
+    dict(card_id="quiz", name="Grim Aloe (Quiz Magic Academy)", tags=["character"], triggers=["grim aloe"],
+         creator="rerorerora"),
+    dict(card_id="elemental", name="ElementalMagicAI", tags=["concept"], triggers=["fireMagicAI"], creator="konycon"),
     dict(card_id="chair", name="Gaming Chair (EGirls)", tags=["concept"], triggers=["gaming chair"], creator="jiwen"),
     dict(card_id="egirl", name="Egirl", tags=["style"], triggers=["egirl"], creator="desyn"),
 ]  # fmt: skip
@@ -174,6 +181,18 @@ def test_a_version_label_in_the_bracket_after_a_part_picks_that_model(checkin):
         "Meenov's Aerith lora (file tifa_v1, weird name I know) twirling in a dance hall, asanagi style @0.5", NOW
     )
     assert weighted_ids(result) == [("aerith", 1.0), ("asanagi", 0.5)]
+
+
+def test_a_hyphenated_name_beside_its_maker_across_a_version_bracket_is_a_part(checkin):
+    result = checkin.ask("Mona on a balcony, Lo-Fi Aesthetic (Beta) from duskfallkrew as the look, late light", NOW)
+    assert weighted_ids(result) == [("lofi", 1.0), ("mona", 1.0)]
+
+
+def test_a_part_named_as_written_is_not_a_makers_other_model(checkin):
+    result = checkin.ask(
+        "Mona + konycon ElementalMagicAI + Split-Color Hair (rerorerora): summoning fire and ice", NOW
+    )
+    assert weighted_ids(result) == [("elemental", 1.0), ("mona", 1.0), ("splithair", 1.0)]
 
 
 @pytest.mark.parametrize(

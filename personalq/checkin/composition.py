@@ -493,7 +493,8 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
     taken = set().union(*groups, reference.series)  # (the series a name is from is no model: "from star rail")
     found: list[set[int]] = []
     for maker in reference.makers:
-        said = [{form for k in g for form in reference.words[k].forms} - _NOT_NAMING for g in groups]
+        # (by the words as written: "elementalmagicai" is no "Quiz Magic Academy" of theirs)
+        said = [{reference.words[k].forms[0] for k in g} - _NOT_NAMING for g in groups]
         made = [index.cards[i] for i in index.made_by(maker.forms)]
         if any(words & _called_by(card) for words in said for card in made):
             continue  # the maker's model is named already
@@ -511,9 +512,11 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
         ]
         runs = []
         for card in made:
+            # its words as written and as joined ("lo fi aesthetic" and "lofi" of "Lo-Fi Aesthetic")
+            written = set(words_in(model_name(card))) | field_tokens(model_name(card))
             name = {
                 t
-                for t in set(words_in(model_name(card))) - _NOT_NAMING - set(words_in(card.creator or ""))
+                for t in written - _NOT_NAMING - set(words_in(card.creator or ""))
                 if not VERSION_WORD.match(t) and not t.isdigit()
             }
             for run in _runs(k for k in near if name & set(reference.words[k].forms)):
@@ -524,9 +527,10 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
                 between = reference.text[
                     reference.spans[min(last, max(at))][1] : reference.spans[max(first, min(at))][0]
                 ]
-                # beside the maker: "Komi Shuuko (1cupColdBrew's)" but not across a clause
+                # beside the maker: "Komi Shuuko (1cupColdBrew's)", "Lo-Fi Aesthetic (Beta) from duskfallcrew", but
+                # not across a clause
                 if (
-                    not CLAUSE_BREAK.search(between.strip(" ()"))
+                    not CLAUSE_BREAK.search(_A_BRACKET.sub(" ", between).strip(" ()"))
                     and min(abs(first - max(at)), abs(last - min(at))) <= MAKER_REACH
                 ):
                     runs.append(run)
@@ -535,6 +539,7 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
     return found
 
 
+_A_BRACKET = re.compile(r"\([^()]*\)")  # a bracket and what it holds
 _MADE_BY_BEFORE = re.compile(r"(?i)^\s*(?:by|from|de|do|von|di|dari|od)\s*$")
 
 
