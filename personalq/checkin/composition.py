@@ -328,7 +328,7 @@ def _makers_of(index: SelectionIndex, reference: Reference, words: set[int], gro
 
     def theirs(maker, group: set[int]) -> bool:  # did the maker make a model these words call by name or trigger?
         forms = {form for k in group for form in reference.words[k].forms} - _NOT_NAMING
-        return any(forms & _called_by(index.cards[i]) for i in index.made_by(maker.forms))
+        return any(forms & index.called_by(i) for i in index.made_by(maker.forms))
 
     def goes_with(maker) -> set[int]:
         by_distance = sorted(groups, key=lambda g: distance(maker.position, g))
@@ -337,12 +337,6 @@ def _makers_of(index: SelectionIndex, reference: Reference, words: set[int], gro
         return next((g for g in by_distance if theirs(maker, g)), by_distance[0])
 
     return [m for m in reference.makers if goes_with(m) == words]
-
-
-def _called_by(card: StoredCheckpoint) -> set[str]:
-    """The words a card is called by: its name's and its first trained word's (a character's later trained words
-    list what it wears: "1girl, dress, gloves")."""
-    return field_tokens(model_name(card)).union(*(field_tokens(t) for t in card.triggers[:1]))
 
 
 def _names_model(cache: CardCache, ranking: Ranking, words: set[int]) -> bool:
@@ -492,11 +486,11 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
     with its maker, a name of plain words is that model's, not the picture's."""
     taken = set().union(*groups, reference.series)  # (the series a name is from is no model: "from star rail")
     found: list[set[int]] = []
+    # (by the words as written: "elementalmagicai" is no "Quiz Magic Academy" of theirs)
+    said = [{reference.words[k].forms[0] for k in g} - _NOT_NAMING for g in groups]
     for maker in reference.makers:
-        # (by the words as written: "elementalmagicai" is no "Quiz Magic Academy" of theirs)
-        said = [{reference.words[k].forms[0] for k in g} - _NOT_NAMING for g in groups]
-        made = [index.cards[i] for i in index.made_by(maker.forms)]
-        if any(words & _called_by(card) for words in said for card in made):
+        made = index.made_by(maker.forms)
+        if any(words & index.called_by(i) for words in said for i in made):
             continue  # the maker's model is named already
         at = [k for k, w in enumerate(reference.words) if w.position == maker.position]
         if not at or any(
@@ -511,7 +505,7 @@ def _makers_named(index: SelectionIndex, reference: Reference, groups: list[set[
             if k not in taken and k not in at and not any(k in run for run in found)
         ]
         runs = []
-        for card in made:
+        for card in (index.cards[i] for i in made):
             # its words as written and as joined ("lo fi aesthetic" and "lofi" of "Lo-Fi Aesthetic")
             written = set(words_in(model_name(card))) | field_tokens(model_name(card))
             name = {

@@ -306,6 +306,7 @@ class SelectionIndex:
         self._family = {t: self._arrays(p) for t, p in family_post.items()}
         self._label = dict(label_post)
         self._mentions = self._spelled_names(cards)
+        self._called: dict[int, frozenset[str]] = {}  # card -> the words it is called by, read when first asked
         self._said_around = self._names_without_joiners(cards)
         # the title a name opens with ("SteampunkAI" of "SteampunkAI [10MB] LoRA extraction"), squashed
         self._opening_titles = {
@@ -650,6 +651,17 @@ class SelectionIndex:
     def names_one_model(self, word: str) -> bool:
         """Is ``word`` a word of one model's name and of no other's ("sussurro", "kogatan")?"""
         return squash(word) in self._sole_name_words
+
+    def called_by(self, i: int) -> frozenset[str]:
+        """The words card ``i`` is called by: its name's and its first trained word's (a character's later trained
+        words list what it wears: "1girl, dress, gloves"). Read once per card, as a maker's models are read for each
+        part of each request."""
+        called = self._called.get(i)
+        if called is None:
+            card = self.cards[i]
+            called = frozenset(field_tokens(model_name(card)).union(*(field_tokens(t) for t in card.triggers[:1])))
+            self._called[i] = called
+        return called
 
     def names_coined(self, text: str) -> bool:
         """Is the one written word ``text`` a made-up name one model alone is called ("vaporwavev1" of "VaporWaveV1",
